@@ -1,0 +1,30 @@
+# The README's two commands:
+#   make run   - create .venv, install the pinned requirements, launch the dashboard on localhost
+#   make test  - create .venv, install the test requirements, run the whole suite
+VENV ?= .venv
+PY := $(VENV)/bin/python
+PORT ?= 8501
+
+.PHONY: run test samples clean
+
+$(VENV)/.installed: requirements.txt
+	python3 -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -r requirements.txt
+	touch $@
+
+$(VENV)/.installed-test: requirements-test.txt $(VENV)/.installed
+	$(PY) -m pip install --quiet -r requirements-test.txt
+	touch $@
+
+samples: $(VENV)/.installed
+	$(PY) -m audit_core.samples
+
+run: $(VENV)/.installed
+	$(PY) -m streamlit run app.py --server.address 127.0.0.1 --server.port $(PORT)
+
+test: $(VENV)/.installed-test
+	$(PY) -m pytest
+
+clean:
+	rm -rf $(VENV) .pytest_cache .hypothesis

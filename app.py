@@ -1,0 +1,13 @@
+"""Entry point: `streamlit run app.py`. Routes to the pages in `pages/`."""
+import streamlit as st
+
+from components.state import keep_widget_state
+
+st.set_page_config(page_title="Reliability audit", page_icon=":material/fact_check:", layout="wide")
+keep_widget_state()
+
+pages = [
+    st.Page("pages/home.py", title="Home", icon=":material/home:", default=True),
+    st.Page("pages/data_groups.py", title="Data & groups", icon=":material/table_chart:"),
+]
+st.navigation(pages).run()

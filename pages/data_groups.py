@@ -1,0 +1,24 @@
+"""Data & groups: pick data, declare targets and records, group the evidence, train or import a model."""
+import streamlit as st
+
+from components import data_widgets as dw
+from components.figures import group_sizes_figure, missingness_figure
+
+st.title("Data & groups")
+st.caption("Every audit starts here: the table, what the label means, which columns form evidence blocks, and the model.")
+
+table = dw.source_section()
+if table is None:
+    st.info("Pick a bundled sample or upload a table to begin.")
+    st.stop()
+
+edited = dw.columns_section()
+dw.groups_tools_section(edited)
+st.plotly_chart(missingness_figure(edited), key="view_fig_missing")
+dw.targets_section(table.frame)
+dw.special_columns_section(table.frame)
+config, groups = dw.current_config(table, edited)
+dw.model_section(table, config, groups)
+ws = dw.workspace_section(groups)
+if ws is not None:
+    st.plotly_chart(group_sizes_figure(ws.grouping.summary()), key="view_fig_groups")

@@ -1,0 +1,10 @@
+"""Home: what the tool answers, the session's data and model, and recent runs."""
+import streamlit as st
+
+from components.home import questions, recent_runs, session_summary
+
+st.title("Reliability audit")
+questions()
+session_summary()
+st.page_link("pages/data_groups.py", label="Start with Data & groups →", icon=":material/table_chart:")
+recent_runs()

@@ -1,0 +1,118 @@
+"""Shared helpers for real-browser tests: serve the app and drive Debian's Chromium.
+
+The browser tests run whenever Chromium is present. Under ``CI=true`` a
+missing Chromium is a failure, never a skip.
+"""
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+from typing import Iterator
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+CHROMIUM_FLAGS = [
+    "--headless=new",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--disable-dev-shm-usage",
+]
+
+
+def chromium_path() -> str:
+    """Path of Debian's Chromium; fail under CI, skip elsewhere, when absent."""
+    path = shutil.which("chromium") or (
+        "/usr/bin/chromium" if os.path.exists("/usr/bin/chromium") else None
+    )
+    if path is None:
+        if os.environ.get("CI") == "true":
+            pytest.fail("Chromium is missing under CI=true: .ci/run must install Debian's chromium package")
+        pytest.skip("Chromium is not installed (apt-get install -y chromium)")
+    return path
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@contextlib.contextmanager
+def serve_app(registry_path: Path, *, timeout: float = 90.0) -> Iterator[str]:
+    """Run ``streamlit run app.py`` on a free localhost port; yield its URL."""
+    port = free_port()
+    env = dict(os.environ, AUDIT_REGISTRY_PATH=str(registry_path), PYTHONUNBUFFERED="1")
+    log = open(registry_path.with_suffix(".log"), "w")
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "streamlit",
+            "run",
+            "app.py",
+            "--server.port",
+            str(port),
+            "--server.address",
+            "127.0.0.1",
+            "--server.headless",
+            "true",
+            "--browser.gatherUsageStats",
+            "false",
+        ],
+        cwd=ROOT,
+        env=env,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+    )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                with urllib.request.urlopen(url + "/_stcore/health", timeout=2) as r:
+                    if r.status == 200:
+                        break
+            except OSError:
+                pass
+            if proc.poll() is not None or time.monotonic() > deadline:
+                log.flush()
+                raise RuntimeError(
+                    "streamlit did not start:\n" + registry_path.with_suffix(".log").read_text()[-3000:]
+                )
+            time.sleep(0.3)
+        yield url
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+        log.close()
+
+
+@contextlib.contextmanager
+def browser_page(*, width: int = 1400, height: int = 1000):
+    """A Playwright page in Debian's headless Chromium."""
+    from playwright.sync_api import sync_playwright
+
+    exe = chromium_path()
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=exe, args=CHROMIUM_FLAGS)
+        try:
+            page = browser.new_page(viewport={"width": width, "height": height})
+            yield page
+        finally:
+            browser.close()

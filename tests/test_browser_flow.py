@@ -1,0 +1,40 @@
+"""Real-browser test of the main flow: sample → train logistic regression → success + group table."""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from audit_core.registry import RunRegistry
+
+from browser import browser_page, chromium_path, serve_app
+
+pytestmark = pytest.mark.browser
+
+
+def test_main_flow_in_chromium(tmp_path: Path) -> None:
+    chromium_path()  # fails under CI=true when Chromium is missing
+    registry_path = tmp_path / "registry.sqlite3"
+    with serve_app(registry_path) as url, browser_page() as page:
+        page.goto(url, wait_until="domcontentloaded")
+        page.get_by_text("which confident predictions collapse", exact=False).wait_for(timeout=60_000)
+        page.get_by_role("link", name="Data & groups").first.click()
+        page.get_by_text("1 · Data").wait_for(timeout=60_000)
+        # The synthetic loan sample is preselected; logistic regression is the default model.
+        page.get_by_text("loan_synthetic.csv", exact=False).first.wait_for(timeout=60_000)
+        page.get_by_role("button", name="Train model").click()
+        success = page.get_by_text("Model ready: logistic_regression", exact=False)
+        success.wait_for(timeout=120_000)
+        page.get_by_text("Raw-origin table", exact=False).wait_for(timeout=30_000)
+        table = page.locator('[data-testid="stDataFrame"]').filter(has_text="raw_column")
+        table.first.wait_for(timeout=30_000)
+        if os.environ.get("AUDIT_SCREENSHOT_DIR"):
+            out = Path(os.environ["AUDIT_SCREENSHOT_DIR"])
+            out.mkdir(parents=True, exist_ok=True)
+            page.screenshot(path=str(out / "data_groups.png"), full_page=True)
+        text = success.inner_text()
+        assert "held-out AUROC" in text and "saved as run" in text
+    runs = RunRegistry(registry_path).list_runs()
+    assert len(runs) == 1 and runs["status"].iloc[0] == "done"
+    assert runs["model"].iloc[0] == "logistic_regression"
