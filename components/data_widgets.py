@@ -29,6 +29,7 @@ from .feedback import guarded
 from .state import Keys, cached_upload, registry, sample_table, upload_options
 
 __all__ = [
+    "ensure_sample_loaded",
     "source_section",
     "columns_section",
     "targets_section",
@@ -88,6 +89,13 @@ def _adopt_table(table: LoadedTable, source_id: str, info: SampleInfo | None) ->
         ("dg_eligibility", ""),
     ):
         st.session_state[key] = value or NONE if key != "dg_eligibility" else ""
+
+
+def ensure_sample_loaded(name: str = "loan_synthetic") -> None:
+    """On a session's first run, make a bundled sample the current table."""
+    if st.session_state.get(Keys.TABLE) is None:
+        with guarded("loading the sample"):
+            _adopt_table(sample_table(name), f"sample:{name}", SAMPLES[name])
 
 
 def source_section() -> LoadedTable | None:

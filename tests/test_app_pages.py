@@ -47,6 +47,8 @@ def test_home_says_what_the_tool_answers(registry_path: Path) -> None:
     for audit in ("Fragility", "Transport", "Receipts"):
         assert audit in body
     assert "No saved runs yet." in _texts(at, "info")
+    # The bundled sample is ready on first start.
+    assert at.metric[0].value == "loan_synthetic.csv"
 
 
 def test_sample_is_ready_and_training_saves_a_run(registry_path: Path) -> None:

@@ -32,7 +32,9 @@ def test_main_flow_in_chromium(tmp_path: Path) -> None:
         if os.environ.get("AUDIT_SCREENSHOT_DIR"):
             out = Path(os.environ["AUDIT_SCREENSHOT_DIR"])
             out.mkdir(parents=True, exist_ok=True)
-            page.screenshot(path=str(out / "data_groups.png"), full_page=True)
+            page.set_viewport_size({"width": 1400, "height": 3400})
+            page.get_by_text("Evidence groups (transformed features per group)").wait_for(timeout=30_000)
+            page.screenshot(path=str(out / "data_groups.png"))
         text = success.inner_text()
         assert "held-out AUROC" in text and "saved as run" in text
     runs = RunRegistry(registry_path).list_runs()
