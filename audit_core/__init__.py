@@ -1,0 +1,61 @@
+"""audit_core: the reliability-audit library behind the dashboard.
+
+It never imports streamlit or plotly. The public surface of the foundation is
+re-exported here; each audit lives in its own subpackage
+(``audit_core.fragility``, ``audit_core.transport``, ``audit_core.receipts``).
+"""
+from .baseline import BASELINE_KINDS, compute_baseline
+from .dataset import AuditDataset, DatasetConfig, build_dataset, frame_fingerprint
+from .errors import MESSAGES, AuditInputError
+from .groups import GroupRule, Grouping, apply_group_rules, grouping_from_raw_map, parse_group_csv, raw_origin_grouping
+from .intake import LoadedTable, ReadOptions, read_path, read_table
+from .model_import import import_model
+from .models import ZOO, FittedModel, ModelSpec, make_estimator, train_model
+from .preprocess import feature_origins, make_preprocessor
+from .registry import RunRecord, RunRegistry, default_registry_path
+from .roles import ROLES, infer_roles
+from .samples import SAMPLES, load_sample
+from .targets import EligibilityFilter, apply_targets, target_from_dict
+from .training import Workspace, attach_model, train_workspace
+
+__all__ = [
+    "AuditDataset",
+    "AuditInputError",
+    "BASELINE_KINDS",
+    "DatasetConfig",
+    "EligibilityFilter",
+    "FittedModel",
+    "GroupRule",
+    "Grouping",
+    "LoadedTable",
+    "MESSAGES",
+    "ModelSpec",
+    "ROLES",
+    "ReadOptions",
+    "RunRecord",
+    "RunRegistry",
+    "SAMPLES",
+    "Workspace",
+    "ZOO",
+    "apply_group_rules",
+    "apply_targets",
+    "attach_model",
+    "build_dataset",
+    "compute_baseline",
+    "default_registry_path",
+    "feature_origins",
+    "frame_fingerprint",
+    "grouping_from_raw_map",
+    "import_model",
+    "infer_roles",
+    "load_sample",
+    "make_estimator",
+    "make_preprocessor",
+    "parse_group_csv",
+    "raw_origin_grouping",
+    "read_path",
+    "read_table",
+    "target_from_dict",
+    "train_model",
+    "train_workspace",
+]
