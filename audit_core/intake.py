@@ -164,6 +164,13 @@ def _detect_format(data: bytes, name: str) -> TableFormat:
     raise fail("UNKNOWN_FORMAT", name=name)
 
 
+_MULTIBYTE_GUESSES = frozenset(
+    {"big5", "big5hkscs", "cp932", "cp949", "cp950", "gb2312", "gb18030", "gbk", "hz", "johab",
+     "euc_jp", "euc_kr", "euc_jis_2004", "euc_jisx0213", "shift_jis", "shift_jis_2004", "shift_jisx0213",
+     "iso2022_jp", "iso2022_kr"}
+)
+
+
 def _decode(data: bytes, name: str, encoding: str | None) -> tuple[str, str]:
     if encoding is not None:
         try:
@@ -199,11 +206,23 @@ def _decode(data: bytes, name: str, encoding: str | None) -> tuple[str, str]:
         if "cp1252" in tied:
             enc = "cp1252"
         else:
-            try:  # the same text either way: report the common name
-                if data.decode("cp1252") == data.decode(enc):
-                    enc = "cp1252"
+            try:
+                western = data.decode("cp1252")
+                same = western == data.decode(enc)
             except (UnicodeDecodeError, LookupError):
-                pass
+                western, same = None, False
+            # Same text either way: report the common name. And a multi-byte CJK
+            # guess for mostly-ASCII text (e.g. "São Paulo" guessed as big5) whose
+            # few non-ASCII bytes cp1252 reads as letters is almost surely cp1252.
+            sample = data[: 4 * _MB]
+            high = sum(b > 127 for b in sample)
+            if same or (
+                western is not None
+                and enc.replace("-", "_").lower() in _MULTIBYTE_GUESSES
+                and high < 0.1 * len(sample)
+                and all(ch.isalpha() for ch in western if ord(ch) > 127)
+            ):
+                enc = "cp1252"
     try:
         return data.decode(enc), enc
     except (UnicodeDecodeError, LookupError):

@@ -27,7 +27,7 @@ __all__ = ["Workspace", "split_holdout", "train_workspace", "attach_model", "hol
 register_messages(
     {
         "TRAIN_TOO_FEW_ROWS": (
-            "Only {n} eligible training rows; at least {minimum} are needed, with 2 per class in each split."
+            "Only {n} eligible training rows; at least {minimum} are needed, and at least 4 of each class so that both splits see every class."
         ),
     }
 )
