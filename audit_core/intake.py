@@ -37,7 +37,7 @@ register_messages(
         "EMPTY_FILE": "The file {name!r} is empty (0 bytes). Choose a file with a header row and data.",
         "FILE_TOO_LARGE": (
             "The file {name!r} is {size_mb:.1f} MB, over the {cap_mb:.1f} MB upload cap. "
-            "Raise the cap (setting 'max upload MB' or AUDIT_MAX_UPLOAD_MB) or sample the file first."
+            "Raise the cap (environment variable AUDIT_MAX_UPLOAD_MB and server.maxUploadSize) or sample the file first."
         ),
         "UNKNOWN_FORMAT": (
             "Cannot tell the format of {name!r}. Use a .csv, .tsv, .txt, .parquet or .xlsx file."
