@@ -1,7 +1,8 @@
 """Session state and app-side caching.
 
 All per-session values live under the keys in :class:`Keys`. Widget values
-that must survive a page switch use the ``dg_`` prefix and are re-assigned on
+that must survive a page switch use a page prefix (``dg_``, ``fr_``, ``tr_``,
+``rc_``, ``ru_``; see :data:`PERSIST_PREFIXES`) and are re-assigned on
 every run by :func:`keep_widget_state` (Streamlit otherwise drops the state of
 widgets that are not on the current page). Widgets whose state cannot be
 assigned use other prefixes: ``act_`` (buttons), ``up_`` (file uploaders),
@@ -30,7 +31,8 @@ __all__ = [
     "upload_options",
 ]
 
-PERSIST_PREFIX = "dg_"
+#: Value-widget key prefixes by page: Data & groups, Fragility, Transport, Receipts, Runs.
+PERSIST_PREFIXES = ("dg_", "fr_", "tr_", "rc_", "ru_")
 
 
 class Keys:
@@ -50,7 +52,7 @@ class Keys:
 def keep_widget_state() -> None:
     """Re-assign persistent widget values so page switches do not drop them."""
     for key in list(st.session_state.keys()):
-        if str(key).startswith(PERSIST_PREFIX):
+        if str(key).startswith(PERSIST_PREFIXES):
             st.session_state[key] = st.session_state[key]
 
 

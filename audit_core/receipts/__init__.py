@@ -1,0 +1,50 @@
+"""Receipts: executed judgment cubes (SPEC §3).
+
+An evaluator state ``I = (G, N, A)`` (typed grounds, ordered norms,
+authority scopes) is judged by a deterministic adjudicator. For a revision
+``old → new`` the cube executes the hybrids of ``k`` named sources and the
+*receipt* is the complete family of inclusion-minimal replacement sets that
+reproduce the new verdict. See ``docs/receipts.md``.
+
+This package is pure: it never imports streamlit or plotly.
+"""
+from .accounting import (
+    Accounting, Consistency, Gold, Prediction, ReasonDebt, account, control_consistency,
+    gold_from_benchmark, reason_debt, reason_debt_grid,
+)
+from .adjudicate import REFER, Adjudication, RuleTrace, adjudicate
+from .baseline import BaselineReport, MajorityReceiptModel, TfidfReceiptModel, evaluate_baseline
+from .controls import CONTROLS, add_distractor, invert, pair_relation_holds, permute_sources
+from .cube import (
+    MAX_SOURCES, CubeResult, StateCube, execute_cube, execute_state_cube, format_family, hybrid_state,
+    inverse_receipt, minimal_sets_bruteforce, parse_family, state_sources,
+)
+from .gate import (
+    DEFAULT_GATE_YAML, DEPLOYMENT_SCOPES, GROUND_SPECS, GateComparison, GateGrounds, GroundSpec,
+    compare_gate, extract_gate_grounds, gate_state,
+)
+from .generator import PARTS, BenchCase, Benchmark, BenchmarkConfig, generate_benchmark, serialise_case
+from .predictions import LineError, PredictionUpload, parse_predictions
+from .state import GROUND_TYPES, EvaluatorState, Ground, Norms, Rule, dump_state, load_state, state_from_dict
+
+__all__ = [
+    # state
+    "GROUND_TYPES", "Ground", "Rule", "Norms", "EvaluatorState", "load_state", "state_from_dict", "dump_state",
+    # adjudication
+    "REFER", "RuleTrace", "Adjudication", "adjudicate",
+    # cube
+    "MAX_SOURCES", "CubeResult", "StateCube", "execute_cube", "execute_state_cube", "state_sources",
+    "hybrid_state", "inverse_receipt", "minimal_sets_bruteforce", "format_family", "parse_family",
+    # controls and accounting
+    "CONTROLS", "permute_sources", "add_distractor", "invert", "pair_relation_holds",
+    "Gold", "Prediction", "Accounting", "ReasonDebt", "Consistency", "account", "reason_debt",
+    "reason_debt_grid", "control_consistency", "gold_from_benchmark",
+    # benchmark and learned baseline
+    "PARTS", "BenchmarkConfig", "BenchCase", "Benchmark", "generate_benchmark", "serialise_case",
+    "TfidfReceiptModel", "MajorityReceiptModel", "BaselineReport", "evaluate_baseline",
+    # uploads
+    "LineError", "PredictionUpload", "parse_predictions",
+    # release gate
+    "GroundSpec", "GROUND_SPECS", "DEFAULT_GATE_YAML", "DEPLOYMENT_SCOPES", "GateGrounds", "GateComparison",
+    "extract_gate_grounds", "gate_state", "compare_gate",
+]

@@ -1,0 +1,516 @@
+"""Executed judgment cubes and receipts over ``k`` named sources.
+
+A *source* is a named part of the evaluator state that a revision may
+replace. For ``k`` sources there are ``2^k`` hybrids ("cells"): cell ``S``
+takes the sources in ``S`` from the new state and all others from the old
+state, so ``cell(∅)`` is the old endpoint and ``cell(all)`` the new one.
+
+The **receipt** of a revision whose endpoints disagree is the complete
+family of inclusion-minimal sets ``S`` with ``cell(S) == v_new``. Endpoints
+that agree have no receipt (a no-op revision).
+
+Two execution modes give the same receipt:
+
+* ``"pruned"`` (certification): evaluate the endpoints, then enumerate
+  interior sets by increasing size, skipping every superset of a set
+  already found. A set reached this way that reproduces ``v_new`` is
+  minimal, because any reproducing proper subset would contain a smaller
+  minimal set, found earlier, and the set would have been skipped. No
+  monotonicity is assumed. Worst case ``2^k - 2`` interior calls.
+* ``"full"``: evaluate all ``2^k`` cells (for display, cube-cell accuracy
+  and the inverse-transition relation).
+
+For evaluator states, :func:`state_sources` splits a revision either into
+the three parts ``("G", "N", "A")`` or into the individual items that differ
+(``"G:<ground>"``, ``"N:<rule id>"``, ``"N:default"``, ``"N:order"``,
+``"A:<rule id>"``); see :func:`hybrid_state` for how hybrids are built.
+"""
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import pandas as pd
+
+from audit_core.errors import fail, register_messages
+
+from .adjudicate import Adjudication, Judge
+from .state import EvaluatorState, Norms, Rule
+
+__all__ = [
+    "MAX_SOURCES",
+    "CubeResult",
+    "StateCube",
+    "execute_cube",
+    "minimal_sets_bruteforce",
+    "inverse_receipt",
+    "state_sources",
+    "hybrid_state",
+    "execute_state_cube",
+    "format_family",
+    "parse_family",
+]
+
+#: Largest supported number of sources (4,096 cells).
+MAX_SOURCES = 12
+
+register_messages(
+    {
+        "RC_CUBE_SOURCES": "{problem}",
+        "RC_CUBE_TOO_MANY_SOURCES": (
+            "The revision changes {k} items ({names}); a cube over more than "
+            "{limit} sources is not executed. Use granularity 'parts' (G, N, A) "
+            "or split the revision."
+        ),
+        "RC_CUBE_NEEDS_FULL": "{what} needs the full cube; execute it with mode='full'.",
+        "RC_FAMILY_SYNTAX": (
+            "Cannot read the receipt family {text!r}: {problem}. Write sets such as "
+            "'{{G}} | {{N,A}}', or 'none'."
+        ),
+    }
+)
+
+Family = tuple[frozenset, ...]
+
+
+def _order_family(family, index: Mapping[str, int]) -> Family:
+    return tuple(sorted(family, key=lambda s: (len(s), sorted(index[x] for x in s))))
+
+
+def format_family(family: Sequence[frozenset] | None, sources: Sequence[str] | None = None) -> str:
+    """Canonical text of a receipt family, e.g. ``"{G} | {A,N}"``; ``"none"`` if empty.
+
+    Names inside a set follow ``sources`` order when given, else sorted;
+    sets are sorted by size then by that order.
+    """
+    if not family:
+        return "none"
+    index = {s: i for i, s in enumerate(sources)} if sources is not None else None
+    if index is None:
+        names = sorted(set().union(*family))
+        index = {s: i for i, s in enumerate(names)}
+    fam = _order_family(family, index)
+    return " | ".join("{" + ",".join(sorted(s, key=index.__getitem__)) + "}" for s in fam)
+
+
+def parse_family(text: str) -> Family:
+    """Inverse of :func:`format_family` (order-insensitive)."""
+    t = text.strip()
+    if t in ("none", ""):
+        return ()
+    out = []
+    for part in t.split("|"):
+        p = part.strip()
+        if not (p.startswith("{") and p.endswith("}")):
+            raise fail("RC_FAMILY_SYNTAX", text=text, problem=f"{p!r} is not a set in braces")
+        names = [x.strip() for x in p[1:-1].split(",") if x.strip()]
+        if not names:
+            raise fail("RC_FAMILY_SYNTAX", text=text, problem="a set is empty")
+        out.append(frozenset(names))
+    return tuple(out)
+
+
+@dataclass(frozen=True)
+class CubeResult:
+    """An executed cube.
+
+    Parameters
+    ----------
+    sources : tuple of str
+        Source names; cell keys are subsets of these (the replaced sources).
+    v_old, v_new : str
+        Endpoint verdicts.
+    cells : Mapping[frozenset, str]
+        Executed cells (all ``2^k`` in full mode).
+    receipt : tuple of frozenset
+        The complete family of inclusion-minimal replacement sets that
+        reproduce ``v_new``; empty when the endpoints agree.
+    calls : int
+        Adjudicator calls made (endpoints included).
+    mode : {"full", "pruned"}
+    """
+
+    sources: tuple[str, ...]
+    v_old: str
+    v_new: str
+    cells: Mapping[frozenset, str]
+    receipt: Family
+    calls: int
+    mode: str
+
+    @property
+    def k(self) -> int:
+        return len(self.sources)
+
+    @property
+    def changed(self) -> bool:
+        return self.v_old != self.v_new
+
+    @property
+    def interior_calls(self) -> int:
+        return self.calls - 2
+
+    @property
+    def receipt_text(self) -> str:
+        return format_family(self.receipt, self.sources)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "sources": list(self.sources),
+            "v_old": self.v_old,
+            "v_new": self.v_new,
+            "changed": self.changed,
+            "receipt": [sorted(s) for s in self.receipt],
+            "receipt_text": self.receipt_text,
+            "calls": self.calls,
+            "mode": self.mode,
+            "cells": {"+".join(sorted(s, key=self.sources.index)) or "(old)": v for s, v in self.cells.items()},
+        }
+
+    def to_frame(self) -> pd.DataFrame:
+        """One row per executed cell: ``cell``, ``size``, ``verdict``, ``reproduces_new``, ``in_receipt``."""
+        idx = {s: i for i, s in enumerate(self.sources)}
+        keys = sorted(self.cells, key=lambda s: (len(s), sorted(idx[x] for x in s)))
+        rec = set(self.receipt)
+        rows = [{
+            "cell": "{" + ",".join(sorted(s, key=idx.__getitem__)) + "}",
+            "size": len(s),
+            "verdict": self.cells[s],
+            "reproduces_new": self.cells[s] == self.v_new,
+            "in_receipt": s in rec,
+        } for s in keys]
+        return pd.DataFrame(rows, columns=["cell", "size", "verdict", "reproduces_new", "in_receipt"])
+
+
+def _check_sources(sources: Sequence[str]) -> tuple[str, ...]:
+    src = tuple(sources)
+    if not src:
+        raise fail("RC_CUBE_SOURCES", problem="A cube needs at least one source.")
+    if len(set(src)) != len(src):
+        raise fail("RC_CUBE_SOURCES", problem=f"Source names must be distinct: {list(src)}.")
+    if len(src) > MAX_SOURCES:
+        raise fail("RC_CUBE_TOO_MANY_SOURCES", k=len(src), names=", ".join(src[:20]), limit=MAX_SOURCES)
+    return src
+
+
+def _run_masks(k: int, cell: Callable[[int], str], mode: str) -> tuple[dict[int, str], list[int], int]:
+    full = (1 << k) - 1
+    done: dict[int, str] = {0: cell(0)}
+    if full not in done:
+        done[full] = cell(full)
+    calls = len(done)
+    v_old, v_new = done[0], done[full]
+    if mode == "full":
+        for m in range(1, full):
+            done[m] = cell(m)
+            calls += 1
+    elif mode != "pruned":
+        raise ValueError("mode must be 'pruned' or 'full'")
+    found: list[int] = []
+    if v_old == v_new:
+        return done, found, calls
+    for size in range(1, k):
+        for combo in itertools.combinations(range(k), size):
+            m = 0
+            for i in combo:
+                m |= 1 << i
+            if any(m & f == f for f in found):
+                continue
+            v = done.get(m)
+            if v is None:
+                v = cell(m)
+                done[m] = v
+                calls += 1
+            if v == v_new:
+                found.append(m)
+    if not found:
+        found.append(full)
+    return done, found, calls
+
+
+def execute_cube(
+    sources: Sequence[str],
+    judge: Callable[[frozenset], str],
+    *,
+    mode: Literal["pruned", "full"] = "pruned",
+) -> CubeResult:
+    """Execute a cube over named sources and return its receipt.
+
+    Parameters
+    ----------
+    sources : sequence of str
+        ``k`` distinct names (1 ≤ k ≤ :data:`MAX_SOURCES`).
+    judge : callable
+        ``judge(replaced) -> verdict`` for the hybrid that takes the sources
+        in the frozenset ``replaced`` from the new state. Must be
+        deterministic.
+    mode : {"pruned", "full"}, default "pruned"
+
+    Returns
+    -------
+    CubeResult
+
+    Examples
+    --------
+    >>> r = execute_cube(["G", "N", "A"], lambda s: "deny" if ("G" in s or "N" in s) else "ok")
+    >>> r.receipt_text, r.calls
+    ('{G} | {N}', 5)
+    """
+    src = _check_sources(sources)
+    k = len(src)
+
+    def cell(m: int) -> str:
+        return judge(frozenset(src[i] for i in range(k) if m >> i & 1))
+
+    done, found, calls = _run_masks(k, cell, mode)
+    to_set = lambda m: frozenset(src[i] for i in range(k) if m >> i & 1)  # noqa: E731
+    cells = {to_set(m): v for m, v in done.items()}
+    index = {s: i for i, s in enumerate(src)}
+    receipt = _order_family([to_set(m) for m in found], index) if done[0] != done[(1 << k) - 1] else ()
+    return CubeResult(src, done[0], done[(1 << k) - 1], cells, receipt, calls, mode)
+
+
+def minimal_sets_bruteforce(sources: Sequence[str], cells: Mapping[frozenset, str], target: str) -> Family:
+    """All inclusion-minimal sets whose cell equals ``target``.
+
+    Checks every proper subset of every hit (no pruning, no monotonicity
+    assumed); ``cells`` must hold every subset that is checked.
+    """
+    src = tuple(sources)
+    index = {s: i for i, s in enumerate(src)}
+    hits = set()
+    for s, v in cells.items():
+        if v == target:
+            m = 0
+            for x in s:
+                m |= 1 << index[x]
+            hits.add(m)
+    minimal = []
+    for m in hits:
+        sub = (m - 1) & m
+        ok = True
+        while True:
+            if sub != m and sub in hits:
+                ok = False
+                break
+            if sub == 0:
+                break
+            sub = (sub - 1) & m
+        if ok:
+            minimal.append(frozenset(src[i] for i in range(len(src)) if m >> i & 1))
+    return _order_family(minimal, index)
+
+
+def inverse_receipt(cube: CubeResult) -> Family:
+    """Receipt of the inverse transition (new → old), read off the executed cube.
+
+    Cell ``T`` of the inverse cube equals cell ``all \\ T`` of this cube, so
+    the inverse receipt is the family of minimal ``T`` with
+    ``cell(all \\ T) == v_old``.
+    """
+    if len(cube.cells) != 2 ** cube.k:
+        raise fail("RC_CUBE_NEEDS_FULL", what="The inverse-transition relation")
+    if not cube.changed:
+        return ()
+    allset = frozenset(cube.sources)
+    flipped = {allset - s: v for s, v in cube.cells.items()}
+    return minimal_sets_bruteforce(cube.sources, flipped, cube.v_old)
+
+
+# --------------------------------------------------------------------------
+# Evaluator states
+# --------------------------------------------------------------------------
+def _merged_order(base: list[str], other: list[str]) -> list[str]:
+    """``base`` order, with ids only in ``other`` inserted after their predecessor there."""
+    out = list(base)
+    for i, rid in enumerate(other):
+        if rid in out:
+            continue
+        pred = next((other[j] for j in range(i - 1, -1, -1) if other[j] in out), None)
+        out.insert(out.index(pred) + 1 if pred is not None else 0, rid)
+    return out
+
+
+def state_sources(old: EvaluatorState, new: EvaluatorState, *,
+                  granularity: Literal["parts", "items"] = "parts") -> tuple[str, ...]:
+    """Source names of a revision.
+
+    ``"parts"`` always gives ``("G", "N", "A")``. ``"items"`` gives the items
+    that differ, in the order grounds (by name), rules (new order, then
+    old-only rules), ``N:default`` (default or on_unknown changed),
+    ``N:order`` (the relative order of rules present in both changed),
+    authority entries.
+    """
+    if granularity == "parts":
+        return ("G", "N", "A")
+    if granularity != "items":
+        raise ValueError("granularity must be 'parts' or 'items'")
+    out: list[str] = []
+    go, gn = old.ground_map, new.ground_map
+    out += [f"G:{n}" for n in sorted(set(go) | set(gn)) if go.get(n) != gn.get(n)]
+    ro = {r.id: r for r in old.norms.rules}
+    rn = {r.id: r for r in new.norms.rules}
+    ids = [r.id for r in new.norms.rules] + [r.id for r in old.norms.rules if r.id not in rn]
+    out += [f"N:{i}" for i in ids if ro.get(i) != rn.get(i)]
+    if (old.norms.default, old.norms.on_unknown) != (new.norms.default, new.norms.on_unknown):
+        out.append("N:default")
+    common_o = [r.id for r in old.norms.rules if r.id in rn]
+    common_n = [r.id for r in new.norms.rules if r.id in ro]
+    if common_o != common_n:
+        out.append("N:order")
+    ao, an = old.authority_map, new.authority_map
+    aids = [r for r in ids] + sorted((set(ao) | set(an)) - set(ids))
+    out += [f"A:{i}" for i in aids if ao.get(i) != an.get(i)]
+    return tuple(out)
+
+
+def hybrid_state(old: EvaluatorState, new: EvaluatorState, replaced: frozenset,
+                 *, granularity: Literal["parts", "items"] = "parts") -> EvaluatorState:
+    """The hybrid taking the sources in ``replaced`` from ``new``, the rest from ``old``.
+
+    Items mode: each ground, rule and authority entry comes from the chosen
+    side (absent there = absent in the hybrid). Rule order follows the new
+    state's order when ``N:order`` is replaced or is not a source (then both
+    orders agree on common rules), else the old order; rules missing from
+    that order are inserted after their predecessor in the other state.
+    """
+    if granularity == "parts":
+        return EvaluatorState(
+            grounds=(new if "G" in replaced else old).grounds,
+            norms=(new if "N" in replaced else old).norms,
+            authority=(new if "A" in replaced else old).authority,
+            name="hybrid",
+        )
+    go, gn = old.ground_map, new.ground_map
+    grounds = []
+    for n in sorted(set(go) | set(gn)):
+        g = gn.get(n) if f"G:{n}" in replaced else go.get(n)
+        if go.get(n) == gn.get(n):
+            g = go.get(n)
+        if g is not None:
+            grounds.append(g)
+    ro = {r.id: r for r in old.norms.rules}
+    rn = {r.id: r for r in new.norms.rules}
+    lo, ln = [r.id for r in old.norms.rules], [r.id for r in new.norms.rules]
+    common_o = [i for i in lo if i in rn]
+    common_n = [i for i in ln if i in ro]
+    use_new_order = common_o == common_n or "N:order" in replaced
+    order = _merged_order(ln, lo) if use_new_order else _merged_order(lo, ln)
+    rules: list[Rule] = []
+    for rid in order:
+        r = rn.get(rid) if f"N:{rid}" in replaced else ro.get(rid)
+        if ro.get(rid) == rn.get(rid):
+            r = ro.get(rid)
+        if r is not None:
+            rules.append(r)
+    dn = new.norms if "N:default" in replaced else old.norms
+    ao, an = old.authority_map, new.authority_map
+    authority = []
+    for rid in sorted(set(ao) | set(an)):
+        s = an.get(rid) if f"A:{rid}" in replaced else ao.get(rid)
+        if ao.get(rid) == an.get(rid):
+            s = ao.get(rid)
+        if s is not None:
+            authority.append((rid, s))
+    return EvaluatorState(grounds=tuple(grounds), norms=Norms(tuple(rules), dn.default, dn.on_unknown),
+                          authority=tuple(authority), name="hybrid")
+
+
+@dataclass(frozen=True)
+class StateCube:
+    """A cube executed on two evaluator states, with the trace of every executed cell."""
+
+    cube: CubeResult
+    granularity: str
+    adjudications: Mapping[frozenset, Adjudication] = field(repr=False)
+
+    @property
+    def receipt(self) -> Family:
+        return self.cube.receipt
+
+    def to_dict(self) -> dict[str, Any]:
+        out = self.cube.to_dict()
+        out["granularity"] = self.granularity
+        return out
+
+    def to_frame(self) -> pd.DataFrame:
+        """Cells with the governing rule and reason of each."""
+        df = self.cube.to_frame()
+        idx = {s: i for i, s in enumerate(self.cube.sources)}
+        keys = sorted(self.cube.cells, key=lambda s: (len(s), sorted(idx[x] for x in s)))
+        df["governed_by"] = [self.adjudications[s].governed_by for s in keys]
+        df["reason"] = [self.adjudications[s].reason for s in keys]
+        return df
+
+    def trace_frame(self) -> pd.DataFrame:
+        """Long table: one row per (cell, rule) with authority, condition and outcome."""
+        idx = {s: i for i, s in enumerate(self.cube.sources)}
+        rows = []
+        for s in sorted(self.adjudications, key=lambda s: (len(s), sorted(idx[x] for x in s))):
+            label = "{" + ",".join(sorted(s, key=idx.__getitem__)) + "}"
+            for t in self.adjudications[s].trace:
+                rows.append({"cell": label, **t.to_dict()})
+        return pd.DataFrame(rows, columns=["cell", "rule_id", "then", "authority", "condition", "outcome"])
+
+
+def execute_state_cube(
+    old: EvaluatorState,
+    new: EvaluatorState,
+    *,
+    granularity: Literal["parts", "items"] = "parts",
+    mode: Literal["pruned", "full"] = "full",
+    missing: Literal["error", "unknown"] = "error",
+    sources: Sequence[str] | None = None,
+    judge: Judge | None = None,
+) -> StateCube:
+    """Execute the cube of a revision ``old → new``.
+
+    Parameters
+    ----------
+    old, new : EvaluatorState
+    granularity : {"parts", "items"}, default "parts"
+    mode : {"pruned", "full"}, default "full"
+    missing : {"error", "unknown"}, default "error"
+        Passed to the adjudicator. A hybrid can combine grounds of one state
+        with rules of the other; with ``"error"`` a rule reading a ground its
+        hybrid lacks is a declared error (``RC_MISSING_GROUND``).
+    sources : sequence of str, optional
+        A permutation of :func:`state_sources` (the source-order control);
+        the receipt does not depend on it.
+    judge : Judge, optional
+        Reuse an adjudicator (and its memo) across cubes.
+
+    Returns
+    -------
+    StateCube
+    """
+    own = state_sources(old, new, granularity=granularity)
+    if sources is None:
+        src = own
+    else:
+        src = tuple(sources)
+        if sorted(src) != sorted(own):
+            raise fail("RC_CUBE_SOURCES", problem=f"Sources {list(src)} are not a permutation of {list(own)}.")
+    if not src:  # items mode with identical states: nothing to replace
+        j = judge or Judge(missing=missing)
+        adj = j(old)
+        cube = CubeResult((), adj.verdict, adj.verdict, {frozenset(): adj.verdict}, (), 1, mode)
+        return StateCube(cube, granularity, {frozenset(): adj})
+    j = judge or Judge(missing=missing)
+    adjs: dict[frozenset, Adjudication] = {}
+
+    def run(replaced: frozenset) -> str:
+        if granularity == "parts" and not replaced:
+            st = old
+        elif granularity == "parts" and len(replaced) == 3:
+            st = new
+        else:
+            st = hybrid_state(old, new, replaced, granularity=granularity)
+        a = j(st)
+        adjs[replaced] = a
+        return a.verdict
+
+    cube = execute_cube(src, run, mode=mode)
+    return StateCube(cube, granularity, adjs)

@@ -1,0 +1,21 @@
+"""Receipts: when an evaluator's verdict changes, which change among grounds, norms and authority accounts for it."""
+import streamlit as st
+
+from components import receipts_widgets as rw
+
+st.title("Receipts")
+st.caption(
+    "Execute every hybrid of an old and a new evaluator state (grounds G, norms N, authority A). "
+    "The receipt is every minimal set of replaced sources that reproduces the new verdict — "
+    "executed, not predicted. See docs/receipts.md."
+)
+st.subheader("1 · Old and new evaluator state")
+rw.editor_section()
+st.subheader("2 · Executed cube and receipt")
+rw.cube_section()
+st.subheader("3 · Benchmark and learned baseline")
+rw.benchmark_section()
+st.subheader("4 · Score uploaded predictions")
+rw.predictions_section()
+st.subheader("5 · Release gate across saved runs")
+rw.gate_section()
