@@ -12,5 +12,6 @@ pages = [
     st.Page("pages/home.py", title="Home", icon=":material/home:", default=True),
     st.Page("pages/data_groups.py", title="Data & groups", icon=":material/table_chart:"),
     st.Page("pages/receipts.py", title="Receipts", icon=":material/receipt_long:"),
+    st.Page("pages/fragility.py", title="Fragility", icon=":material/heart_broken:"),
 ]
 st.navigation(pages).run()

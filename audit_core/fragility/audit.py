@@ -1,0 +1,377 @@
+"""The whole Fragility audit of a workspace in one call, and saving it as a run.
+
+:func:`run_fragility_audit` certifies a seeded sample of held-out cases and
+runs the brittle-case evaluation, search comparison, temperature and
+(optionally) baseline sensitivity. :func:`compare_models` trains other zoo
+models on the same split for the nominal-winner / most-stable comparison.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import Any, Callable, Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+
+from ..baseline import BASELINE_KINDS, compute_baseline
+from ..groups import grouping_from_raw_map
+from ..models import FittedModel, ModelSpec, train_model
+from ..probs import confidence_scores
+from .certificate import CertificateBatch
+from .engine import FragilityConfig, certify, column_scale
+from .evaluation import (
+    auroc,
+    auroc_table,
+    brittleness_scores,
+    group_shap_scores,
+    incremental_value,
+    permutation_scores,
+)
+from .search import beam_min_flip, compare_search, exact_min_flip
+from .stressors import donor_replacement, natural_unavailability, unavailable_fields
+from .temperature import TemperatureResult, brittleness_temperature
+
+__all__ = [
+    "AuditOptions",
+    "FragilityAudit",
+    "run_fragility_audit",
+    "save_fragility_run",
+    "compare_models",
+    "baseline_sensitivity",
+    "runs_overview",
+]
+
+
+@dataclass(frozen=True, kw_only=True)
+class AuditOptions:
+    """Options of :func:`run_fragility_audit` (all seeds explicit)."""
+
+    config: FragilityConfig = FragilityConfig()
+    max_cases: int = 300
+    case_seed: int = 0
+    donor_groups: int = 3
+    stress_draws: int = 20
+    stress_seed: int = 0
+    missing_codes: Mapping[str, Sequence[Any]] = field(default_factory=dict)
+    thresholds: tuple[float, ...] = (0.7, 0.8, 0.9)
+    n_boot: int = 200
+    perm_repeats: int = 5
+    shap_max_cases: int = 300
+    search_max_cases: int = 200
+    exact_budget: int = 2_000
+    beam_width: int = 4
+    temperature: bool = True
+    baseline_sensitivity: bool = False
+
+    def to_dict(self) -> dict[str, Any]:
+        d = {k: v for k, v in self.__dict__.items() if k != "config"}
+        d["config"] = self.config.to_dict()
+        d["missing_codes"] = {k: [str(x) for x in v] for k, v in self.missing_codes.items()}
+        d["thresholds"] = list(self.thresholds)
+        return d
+
+
+@dataclass(frozen=True, kw_only=True, eq=False)
+class FragilityAudit:
+    """Result of :func:`run_fragility_audit`.
+
+    Attributes
+    ----------
+    batch : CertificateBatch
+    summary : DataFrame
+        One row per case: certificate summary, true label, brittle flags, flip rates.
+    scores : DataFrame
+        Brittleness scores per case.
+    auroc : DataFrame
+        ``label, stratum, score, n, n_brittle, auroc, lo, hi, same_ranking``.
+    incremental : DataFrame
+    search : DataFrame
+        Greedy vs exact and beam.
+    temperature : TemperatureResult or None
+    baseline : DataFrame or None
+    notes : tuple of str
+    complete : bool
+    """
+
+    batch: CertificateBatch
+    summary: pd.DataFrame
+    scores: pd.DataFrame
+    auroc: pd.DataFrame
+    incremental: pd.DataFrame
+    search: pd.DataFrame
+    temperature: TemperatureResult | None
+    baseline: pd.DataFrame | None
+    options: AuditOptions
+    notes: tuple[str, ...] = ()
+    complete: bool = True
+
+    def tables(self) -> dict[str, pd.DataFrame]:
+        out = {
+            "summary": self.summary, "auroc": self.auroc, "incremental": self.incremental,
+            "search": self.search, "delta": self.batch.delta_frame().reset_index().astype({"key": str}),
+        }
+        if self.temperature is not None:
+            out["temperature"] = self.temperature.table
+        if self.baseline is not None:
+            out["baseline_sensitivity"] = self.baseline
+        return out
+
+
+def _stage(progress, lo: float, hi: float):
+    return (lambda f, m: progress(lo + (hi - lo) * f, m)) if progress else None
+
+
+def baseline_sensitivity(
+    model: Any, X: np.ndarray, X_train: np.ndarray, *, grouping, config: FragilityConfig,
+    brittle: np.ndarray | None = None, kinds: Sequence[str] = BASELINE_KINDS,
+) -> pd.DataFrame:
+    """The same certificates under each baseline kind.
+
+    Returns
+    -------
+    DataFrame with ``baseline_kind, mean_k_star, mean_rcma, mean_fds, share_flip_within_K,
+    spearman_fds_vs_mean`` and, when ``brittle`` is given, ``auroc_fds``.
+    """
+    from scipy.stats import spearmanr
+
+    scale = column_scale(X_train)
+    fds = {}
+    rows = []
+    for kind in kinds:
+        b = certify(model, X, grouping=grouping, baseline=compute_baseline(X_train, grouping, kind=kind),
+                    scale=scale, baseline_kind=kind, config=config)
+        fds[kind] = b.fds
+        row = dict(baseline_kind=kind, mean_k_star=float(b.k_star.mean()), mean_rcma=float(b.rcma.mean()),
+                   mean_fds=float(b.fds.mean()), share_flip_within_K=float((b.k_star <= b.protocol.k).mean()))
+        if brittle is not None:
+            row["auroc_fds"] = float(auroc(np.asarray(brittle)[None], b.fds[None])[0])
+        rows.append(row)
+    ref = fds.get("mean", next(iter(fds.values())))
+    for row in rows:
+        rho = spearmanr(ref, fds[row["baseline_kind"]]).statistic if len(ref) > 2 else np.nan
+        row["spearman_fds_vs_mean"] = float(rho)
+    return pd.DataFrame(rows)
+
+
+def run_fragility_audit(
+    ws: Any,
+    *,
+    options: AuditOptions = AuditOptions(),
+    progress: Callable[[float, str], None] | None = None,
+    should_stop: Callable[[], bool] | None = None,
+) -> FragilityAudit:
+    """Certify held-out cases of a workspace and evaluate the certificate.
+
+    Parameters
+    ----------
+    ws : Workspace
+    options : AuditOptions
+    progress : callable(fraction, message), optional
+    should_stop : callable() -> bool, optional
+        Polled between certificate chunks and between stages; a stop returns
+        the certificates computed so far with ``complete=False`` and skips
+        the evaluation.
+
+    Returns
+    -------
+    FragilityAudit
+    """
+    report = progress or (lambda f, m: None)
+    stop = should_stop or (lambda: False)
+    rng = np.random.default_rng(np.random.SeedSequence([int(options.case_seed), 2]))
+    rows = np.asarray(ws.test_index)
+    if len(rows) > options.max_cases:
+        rows = np.sort(rng.choice(rows, size=options.max_cases, replace=False))
+    frame = ws.dataset.frame.iloc[rows]
+    model: FittedModel = ws.model
+    X = model.transform(frame)
+    train_frame = ws.dataset.frame.iloc[ws.train_index]
+    Xtr = model.transform(train_frame)
+    scale = column_scale(Xtr)
+    y_true = np.asarray(ws.dataset.primary.y)[rows]
+    keys = np.asarray(ws.dataset.keys)[rows]
+    cfg = options.config
+    batch = certify(model, X, grouping=ws.grouping, baseline=ws.baseline, scale=scale,
+                    baseline_kind=ws.baseline_kind, config=cfg, keys=keys,
+                    progress=_stage(report, 0.0, 0.45), should_stop=stop)
+    notes: list[str] = []
+    summary = batch.to_frame()
+    summary.insert(1, "y_true", y_true[: len(batch)])
+    empty = pd.DataFrame()
+    if not batch.complete:
+        notes.append(f"Stopped by the user after {len(batch)} of {len(rows)} cases; the evaluation was skipped.")
+        return FragilityAudit(batch=batch, summary=summary, scores=empty, auroc=empty, incremental=empty,
+                              search=empty, temperature=None, baseline=None, options=options,
+                              notes=tuple(notes), complete=False)
+    report(0.45, "Random-order ablation")
+    rand = certify(model, X, grouping=ws.grouping, baseline=ws.baseline, scale=scale,
+                   baseline_kind=ws.baseline_kind, config=replace(cfg, path="random"), keys=keys)
+    report(0.55, "Held-out stressors")
+    cols = ws.grouping.index
+    donor = donor_replacement(model, X, Xtr, group_columns=cols, max_groups=options.donor_groups,
+                              n_draws=options.stress_draws, seed=options.stress_seed)
+    labels = donor.labels()
+    summary["donor_flip_rate"] = donor.flip_rate
+    fields = unavailable_fields(ws.dataset.frame.loc[:, list(model.input_columns)], options.missing_codes)
+    if fields:
+        unav = natural_unavailability(model, frame, fields=fields, n_draws=options.stress_draws, seed=options.stress_seed)
+        labels = pd.concat([labels, unav.labels()], axis=1)
+        summary["unavailable_flip_rate"] = unav.flip_rate
+        notes.append("Natural unavailability uses fields: " + ", ".join(fields) + ".")
+    else:
+        notes.append("No missing, unknown or special-coded fields: natural unavailability was not run.")
+    for c in labels.columns:
+        summary[c] = labels[c].to_numpy()
+    if stop():
+        notes.append("Stopped by the user before scoring.")
+        return FragilityAudit(batch=batch, summary=summary, scores=empty, auroc=empty, incremental=empty,
+                              search=empty, temperature=None, baseline=None, options=options,
+                              notes=tuple(notes), complete=False)
+    report(0.65, "Permutation importance and group-SHAP")
+    perm = permutation_scores(model, X, group_columns=cols, n_repeats=options.perm_repeats, seed=options.stress_seed)
+    shap_score = None
+    if len(X) <= options.shap_max_cases:
+        shap_score, _ = group_shap_scores(model, X, Xtr, group_columns=cols, seed=options.stress_seed)
+    else:
+        notes.append(f"group-SHAP skipped: {len(X)} cases exceed its cap of {options.shap_max_cases}.")
+    scores = brittleness_scores(batch, random_order=rand, perm=perm, shap_score=shap_score)
+    report(0.8, "AUROC with bootstrap intervals")
+    table = auroc_table(scores, labels, batch.p_hat, thresholds=options.thresholds,
+                        n_classes=batch.p0.shape[1], n_boot=options.n_boot, seed=options.stress_seed)
+    conf = confidence_scores(batch.p0)
+    conf_cols = np.column_stack([conf["margin"]] if batch.p0.shape[1] == 2 else [conf[k] for k in conf])
+    cert_cols = np.column_stack([batch.k_star, batch.rcma, batch.d])
+    inc = []
+    for c in labels.columns:
+        iv = incremental_value(labels[c].to_numpy(), conf_cols, cert_cols, seed=options.stress_seed)
+        inc.append(dict(label=c, **iv.to_dict()))
+    search = pd.DataFrame()
+    summary["exact_min"] = np.nan
+    summary["beam_min"] = np.nan
+    n_search = min(len(X), options.search_max_cases)
+    if n_search > 0:
+        report(0.85, "Greedy vs exact and beam search")
+        sub = slice(0, n_search)
+        ex = exact_min_flip(model, X[sub], batch.protocol, budget=options.exact_budget)
+        bm = beam_min_flip(model, X[sub], batch.protocol, width=options.beam_width)
+        search = pd.DataFrame([compare_search(batch.k_star[sub], ex).to_dict(),
+                               compare_search(batch.k_star[sub], bm).to_dict()])
+        summary.loc[summary.index[sub], "exact_min"] = np.where(ex.complete, ex.min_size, np.nan)
+        summary.loc[summary.index[sub], "beam_min"] = bm.min_size
+    temp = None
+    if options.temperature and len(X) >= 20:
+        report(0.92, "Brittleness-aware temperature")
+        temp = brittleness_temperature(batch.p0, y_true, batch.fds, seed=options.stress_seed)
+    base = None
+    if options.baseline_sensitivity:
+        report(0.95, "Baseline sensitivity")
+        base = baseline_sensitivity(model, X, Xtr, grouping=ws.grouping, config=cfg, brittle=labels.iloc[:, 0].to_numpy())
+    report(1.0, "Done")
+    return FragilityAudit(batch=batch, summary=summary, scores=scores, auroc=table, incremental=pd.DataFrame(inc),
+                          search=search, temperature=temp, baseline=base, options=options, notes=tuple(notes))
+
+
+def save_fragility_run(registry: Any, ws: Any, audit: FragilityAudit) -> str:
+    """Save an audit as an ``audit_kind="fragility"`` run and return its id."""
+    from ..runs import workspace_manifest
+
+    proto = audit.batch.protocol
+    config = {
+        "options": audit.options.to_dict(),
+        "protocol": {k: v for k, v in proto.to_dict().items() if k not in ("baseline", "scale")},
+        "complete": audit.complete,
+        "notes": list(audit.notes),
+    }
+    manifest = dict(workspace_manifest(ws))
+    manifest.update(
+        seeds={"certificate": proto.seed, "cases": audit.options.case_seed, "stressors": audit.options.stress_seed},
+        grouping_hash=proto.grouping_hash, n_cases=len(audit.batch), baseline_kind=proto.baseline_kind,
+    )
+    tables = {k: v.reset_index(drop=True) for k, v in audit.tables().items()}
+    tables["summary"] = tables["summary"].astype({"key": str})
+    return registry.save(
+        audit_kind="fragility",
+        dataset_name=ws.dataset.config.name,
+        dataset_fingerprint=ws.dataset.fingerprint,
+        grouping_hash=proto.grouping_hash,
+        model_spec=dict(ws.model.spec),
+        config=config,
+        tables=tables,
+        manifest=manifest,
+    )
+
+
+def compare_models(
+    ws: Any, kinds: Sequence[str], *, audit: FragilityAudit, seed: int = 0,
+) -> tuple[pd.DataFrame, dict[str, tuple[FittedModel, CertificateBatch]]]:
+    """Train zoo models on the workspace's split and certify the audited cases under each.
+
+    Returns
+    -------
+    table : DataFrame
+        ``model, auroc_fds, mean_rcma, mean_fds, heldout_auroc, role`` where
+        role marks the ``nominal winner`` (best held-out AUROC) and the
+        ``most stable`` model (lowest mean RCMA).
+    batches : dict model kind -> (FittedModel, CertificateBatch)
+    """
+    from ..training import holdout_metrics
+
+    ds = ws.dataset
+    keys = audit.batch.keys
+    pos = pd.Index(np.asarray(ds.keys)).get_indexer(keys)
+    frame = ds.frame.iloc[pos]
+    y = np.asarray(ds.primary.y)
+    out: dict[str, tuple[FittedModel, CertificateBatch]] = {}
+    rows = []
+    models: dict[str, FittedModel] = {str(ws.model.spec.get("kind", "current")): ws.model}
+    for kind in kinds:
+        if kind in models:
+            continue
+        models[kind] = train_model(ds.frame.iloc[ws.train_index], y[ws.train_index], spec=ModelSpec(kind=kind, seed=seed),
+                                   numeric=ds.numeric, categorical=ds.categorical,
+                                   missing_indicators=ds.config.missing_indicators)
+    for kind, m in models.items():
+        grouping = grouping_from_raw_map(m.origins, {c: g for c, g in ws.grouping.raw_map().items()
+                                                     if c in set(m.origins["raw_column"])})
+        Xtr = m.transform(ds.frame.iloc[ws.train_index])
+        b = certify(m, m.transform(frame), grouping=grouping,
+                    baseline=compute_baseline(Xtr, grouping, kind=ws.baseline_kind), scale=column_scale(Xtr),
+                    baseline_kind=ws.baseline_kind, config=audit.options.config, keys=keys)
+        held = holdout_metrics(m, ds.frame.iloc[ws.test_index], y[ws.test_index], split="test")
+        rows.append(dict(model=kind, heldout_auroc=float(held.query("metric == 'auroc'")["value"].iloc[0]),
+                         mean_rcma=float(b.rcma.mean()), mean_fds=float(b.fds.mean()),
+                         mean_k_star=float(b.k_star.mean())))
+        out[kind] = (m, b)
+    table = pd.DataFrame(rows)
+    table["role"] = ""
+    table.loc[table["heldout_auroc"].idxmax(), "role"] = "nominal winner"
+    j = table["mean_rcma"].idxmin()
+    table.loc[j, "role"] = (table.loc[j, "role"] + " & most stable").strip(" &") if table.loc[j, "role"] else "most stable"
+    return table, out
+
+
+def runs_overview(records: Sequence[Any], *, confident: float = 0.8) -> pd.DataFrame:
+    """Dataset × model summary over saved fragility runs (for the heatmap).
+
+    Parameters
+    ----------
+    records : sequence of RunRecord
+        Fragility runs with a ``summary`` table.
+    confident : float
+        ``p̂`` threshold of the confident stratum.
+
+    Returns
+    -------
+    DataFrame ``run_id, dataset, model, n_cases, mean_fds, mean_rcma, share_brittle_confident``.
+    """
+    rows = []
+    for r in records:
+        s = r.tables.get("summary")
+        if s is None or not len(s):
+            continue
+        conf = s[s["p_hat"] >= confident]
+        share = float(conf["donor_any"].mean()) if "donor_any" in s and len(conf) else float("nan")
+        rows.append(dict(run_id=r.run_id, dataset=r.dataset_name, model=str(r.model_spec.get("kind", "?")),
+                         n_cases=int(len(s)), mean_fds=float(s["fds"].mean()), mean_rcma=float(s["rcma"].mean()),
+                         share_brittle_confident=share))
+    return pd.DataFrame(rows, columns=["run_id", "dataset", "model", "n_cases", "mean_fds", "mean_rcma", "share_brittle_confident"])
