@@ -21,6 +21,7 @@ __all__ = [
     "trajectory_figure",
     "degradation_figure",
     "temperature_figure",
+    "neural_comparison_figure",
 ]
 
 _LAYOUT = dict(template="plotly_white", margin=dict(l=10, r=10, t=50, b=10))
@@ -126,4 +127,18 @@ def temperature_figure(table: pd.DataFrame) -> go.Figure:
             fig.add_trace(go.Bar(x=part["subset"], y=part[metric], name=method, showlegend=j == 1,
                                  legendgroup=method), row=1, col=j)
     fig.update_layout(title="Global vs brittleness-aware temperature (held-out half)", barmode="group", height=320, **_LAYOUT)
+    return fig
+
+
+def neural_comparison_figure(table: pd.DataFrame) -> go.Figure:
+    """FR-ResMLP vs the same network at α = γ = 0: held-out AUROC, mean RCMA and mean FDS side by side."""
+    metrics = [("heldout_auroc", "held-out AUROC (higher better)"), ("mean_rcma", "mean RCMA (lower = less fragile)"),
+               ("mean_fds", "mean FDS (lower = less fragile)")]
+    fig = make_subplots(rows=1, cols=3, subplot_titles=[t for _, t in metrics])
+    colors = {name: c for name, c in zip(table["model"], ("#d62728", "#7f7f7f", "#1f77b4", "#2ca02c"))}
+    for j, (col, _) in enumerate(metrics, start=1):
+        fig.add_trace(go.Bar(x=table["model"], y=table[col], marker_color=[colors[m] for m in table["model"]],
+                             text=np.round(table[col].to_numpy(dtype=float), 3), textposition="auto",
+                             showlegend=False, hovertemplate="%{x}: %{y:.4f}<extra></extra>"), row=1, col=j)
+    fig.update_layout(title="FR-ResMLP vs plain ResMLP (α = γ = 0)", height=320, **_LAYOUT)
     return fig

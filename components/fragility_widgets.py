@@ -26,6 +26,7 @@ from audit_core.fragility.audit import (
     runs_overview,
     save_fragility_run,
 )
+from audit_core.fragility import neural
 from audit_core.fragility.engine import FragilityConfig
 from audit_core.fragility.operators import FAMILIES
 from audit_core.models import ZOO
@@ -33,12 +34,14 @@ from components import fragility_figures as ff
 from components.feedback import guarded
 from components.state import Keys, registry
 
-__all__ = ["AUDIT_KEY", "STOP_KEY", "options_form", "should_stop", "store_result", "show_audit"]
+__all__ = ["AUDIT_KEY", "STOP_KEY", "NEURAL_KEY", "options_form", "should_stop", "store_result", "show_audit",
+           "neural_section"]
 
 AUDIT_KEY = "fragility_audit"
 RUN_KEY = "fragility_run_id"
 STOP_KEY = "fragility_stop"
 COMPARE_KEY = "fragility_compare"
+NEURAL_KEY = "fragility_neural"
 
 
 def options_form(ws: Any) -> AuditOptions:
@@ -214,3 +217,50 @@ def show_audit(ws: Any, audit: FragilityAudit) -> None:
     _case_inspector(ws, audit)
     _search_and_temperature(audit)
     _exports(audit)
+
+
+def neural_section(ws: Any, options: AuditOptions) -> None:
+    """Expander "FR-ResMLP (optional)": how to enable it, or train and compare with α = γ = 0."""
+    with st.expander("FR-ResMLP (optional)", expanded=st.session_state.get(NEURAL_KEY) is not None):
+        st.caption("A fragility-regularised residual MLP (PyTorch, CPU): cross-entropy + α·SymKL(p(x) ‖ p(x̃)) + "
+                   "γ·margin hinge, where x̃ attenuates random evidence groups toward the baseline. It is trained on "
+                   "this workspace's training rows (same preprocessing) and compared with the same network at "
+                   "α = γ = 0 on held-out AUROC, mean RCMA and mean FDS.")
+        if not neural.torch_available():
+            st.info(
+                "FR-ResMLP needs PyTorch, which is not installed. Enable it with "
+                f"`{neural.INSTALL_COMMAND}` (CPU build, torch==2.13.0) and restart the app; "
+                "`make test` installs it too.",
+                icon=":material/extension:",
+            )
+            return
+        c1, c2, c3, c4 = st.columns(4)
+        alpha = c1.number_input("α (SymKL weight)", min_value=0.0, max_value=10.0, value=float(neural.DEFAULTS["alpha"]),
+                                step=0.25, key="fr_neural_alpha")
+        gamma = c2.number_input("γ (margin hinge weight)", min_value=0.0, max_value=10.0,
+                                value=float(neural.DEFAULTS["gamma"]), step=0.25, key="fr_neural_gamma")
+        epochs = c3.number_input("Epochs", min_value=1, max_value=300, value=int(neural.DEFAULTS["epochs"]),
+                                 key="fr_neural_epochs")
+        width = c4.number_input("Width", min_value=4, max_value=512, value=int(neural.DEFAULTS["width"]), step=8,
+                                key="fr_neural_width")
+        if st.button("Train FR-ResMLP and compare", key="act_fr_neural"):
+            with guarded("training FR-ResMLP"):
+                bar = st.progress(0.0, text="Starting…")
+                result = neural.compare_fr_resmlp(
+                    ws, alpha=float(alpha), gamma=float(gamma), seed=options.config.seed,
+                    max_cases=options.max_cases, case_seed=options.case_seed, config=options.config,
+                    params={"epochs": int(epochs), "width": int(width)},
+                    progress=lambda f, m: bar.progress(min(1.0, max(0.0, f)), text=m),
+                )
+                st.session_state[NEURAL_KEY] = result
+                bar.empty()
+        result = st.session_state.get(NEURAL_KEY)
+        if result is None:
+            return
+        table = result.to_frame()
+        st.markdown(f"**FR-ResMLP vs the same network at α = γ = 0** · {result.n_train} training rows · "
+                    f"AUROC on {result.n_heldout} held-out rows · certificates on {result.n_cases} held-out cases")
+        st.dataframe(table, hide_index=True, key="view_fr_neural_table")
+        st.plotly_chart(ff.neural_comparison_figure(table), key="view_fr_neural_figure")
+        st.caption("Lower mean RCMA / FDS = less fragile under the same certificate protocol. "
+                   "RCMA is relative to each case's own margin, so it can move differently from FDS.")

@@ -33,3 +33,5 @@ if run:
 audit = st.session_state.get(fw.AUDIT_KEY)
 if audit is not None:
     fw.show_audit(ws, audit)
+
+fw.neural_section(ws, options)
