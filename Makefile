@@ -5,12 +5,14 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 PORT ?= 8501
 
-.PHONY: run test samples clean
+.PHONY: run test samples bench clean
 
-$(VENV)/.installed: requirements.txt
+$(VENV)/.installed: requirements.txt pyproject.toml
 	python3 -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -r requirements.txt
+	# installs the `reliability-audit` command (.venv/bin/reliability-audit); deps come from requirements.txt
+	$(PY) -m pip install --quiet --no-deps -e .
 	touch $@
 
 $(VENV)/.installed-test: requirements-test.txt $(VENV)/.installed
@@ -25,6 +27,9 @@ run: $(VENV)/.installed
 
 test: $(VENV)/.installed-test
 	$(PY) -m pytest
+
+bench: $(VENV)/.installed
+	$(PY) benchmarks/bench_parallel.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .hypothesis

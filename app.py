@@ -11,6 +11,7 @@ ensure_sample_loaded()  # a bundled sample is ready to explore on first start
 pages = [
     st.Page("pages/home.py", title="Home", icon=":material/home:", default=True),
     st.Page("pages/data_groups.py", title="Data & groups", icon=":material/table_chart:"),
+    st.Page("pages/runs.py", title="Runs & reports", icon=":material/history:"),
     st.Page("pages/receipts.py", title="Receipts", icon=":material/receipt_long:"),
     st.Page("pages/fragility.py", title="Fragility", icon=":material/heart_broken:"),
 ]

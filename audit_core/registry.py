@@ -93,6 +93,10 @@ register_messages(
             "No saved run with id {run_id!r} in the registry {path}. "
             "It may have been deleted; pick a run from the list of saved runs."
         ),
+        "RUN_EXISTS": (
+            "A run with id {run_id!r} is already in the registry {path}; delete it first "
+            "to restore this copy."
+        ),
         "RUN_NOT_RUNNING": (
             "Run {run_id!r} is already {status!r}; only a run that is still "
             "'running' can be finished or marked as failed."
@@ -784,6 +788,72 @@ class RunRegistry:
             run_id = self._insert_run(conn, row, status="done")
             self._write_results(conn, run_id, blobs, arts)
             return run_id
+
+    def restore(self, record: RunRecord) -> str:
+        """Insert a complete run exactly as given (id, timestamps, status, tables).
+
+        Used to import a run exported from another registry
+        (:func:`audit_core.bundle.import_bundle`); ordinary code uses
+        :meth:`save` or :meth:`create_run`.
+
+        Parameters
+        ----------
+        record : RunRecord
+            The run to insert; all fields are validated like :meth:`save`.
+
+        Returns
+        -------
+        str
+            ``record.run_id``.
+
+        Raises
+        ------
+        AuditInputError
+            ``RUN_EXISTS`` if the id is taken (nothing is changed), and the
+            validation errors of :meth:`save`.
+        """
+        _check_text(record.run_id, "run_id")
+        if record.status not in RUN_STATUSES:
+            raise fail("REGISTRY_BAD_STATUS", status=record.status)
+        for name in ("created_at", "updated_at"):
+            if _parse_bound(getattr(record, name), name) is None:  # pragma: no cover
+                raise fail("REGISTRY_BAD_DATE", name=name, value=getattr(record, name))
+        row = self._run_row(
+            audit_kind=record.audit_kind,
+            dataset_name=record.dataset_name,
+            dataset_fingerprint=record.dataset_fingerprint,
+            grouping_hash=record.grouping_hash,
+            model_spec=record.model_spec,
+            config=record.config,
+            manifest=record.manifest,
+        )
+        blobs = _serialise_tables(record.tables)
+        arts = _check_artifacts(record.artifacts)
+        with self._transaction(write=True) as conn:
+            if conn.execute("SELECT 1 FROM runs WHERE run_id = ?", (record.run_id,)).fetchone():
+                raise fail("RUN_EXISTS", run_id=record.run_id, path=self.path)
+            conn.execute(
+                "INSERT INTO runs (run_id, created_at, updated_at, audit_kind, status, "
+                "dataset_name, dataset_fingerprint, grouping_hash, model, model_spec, "
+                "config, manifest, error) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    record.run_id,
+                    record.created_at,
+                    record.updated_at,
+                    row["audit_kind"],
+                    record.status,
+                    row["dataset_name"],
+                    row["dataset_fingerprint"],
+                    row["grouping_hash"],
+                    row["model"],
+                    row["model_spec"],
+                    row["config"],
+                    row["manifest"],
+                    record.error,
+                ),
+            )
+            self._write_results(conn, record.run_id, blobs, arts)
+        return record.run_id
 
     def delete(self, run_id: str) -> None:
         """Delete a run with its tables and artifacts.

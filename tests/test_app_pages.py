@@ -9,7 +9,7 @@ from streamlit.testing.v1 import AppTest
 from audit_core.registry import RunRegistry
 
 ROOT = Path(__file__).resolve().parents[1]
-PAGES = ["pages/home.py", "pages/data_groups.py", "pages/fragility.py", "pages/receipts.py"]
+PAGES = ["pages/home.py", "pages/data_groups.py", "pages/fragility.py", "pages/receipts.py", "pages/runs.py"]
 
 
 @pytest.fixture

@@ -1,0 +1,324 @@
+"""``reliability-audit``: run audits headless from a config, report, gate and list runs.
+
+Installed as a console command by ``pip install -e .`` (``make run`` /
+``make test`` do it); ``python -m components.cli`` is the same program.
+It lives in ``components/`` because the HTML report needs Plotly, which the
+library ``audit_core`` never imports. See ``docs/cli.md``.
+
+Exit codes
+----------
+0  success (``gate``: the release gate passed)
+1  ``gate``: the release gate failed
+2  usage or config error (bad arguments, invalid config, missing file,
+   unknown run id, data that does not match its declarations, the Receipts
+   audit not installed for ``gate``)
+3  a run failed (saved as a ``failed`` run with its error), or an unexpected
+   error
+"""
+from __future__ import annotations
+
+import argparse
+import contextlib
+import importlib
+import importlib.util
+import json
+import sys
+from pathlib import Path
+from typing import Any, Iterator, Sequence
+
+__all__ = ["EXIT_GATE_FAILED", "EXIT_OK", "EXIT_RUN_FAILED", "EXIT_USAGE", "GATE_MODULE", "build_parser", "main"]
+
+EXIT_OK = 0
+EXIT_GATE_FAILED = 1
+EXIT_USAGE = 2
+EXIT_RUN_FAILED = 3
+#: Module that must define ``compare_runs(record_a, record_b)`` for ``gate``.
+GATE_MODULE = "audit_core.receipts.gate"
+GATE_MISSING = (
+    "the Receipts audit is not installed yet: `reliability-audit gate` needs "
+    f"{GATE_MODULE}.compare_runs(record_a, record_b), which ships with the Receipts audit."
+)
+
+_EPILOG = """exit codes: 0 ok · 1 gate failed · 2 usage/config error · 3 run failed
+registry: --registry PATH, else $AUDIT_REGISTRY_PATH, else ~/.reliability_audit/registry.sqlite3"""
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse that exits with 2 and one line (no usage dump) on bad arguments."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        self.print_usage(sys.stderr)
+        self.exit(EXIT_USAGE, f"error: {message}\n")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser (also used to render ``--help``)."""
+    p = _Parser(
+        prog="reliability-audit",
+        description="Run reliability audits from a config file and work with saved runs.",
+        epilog=_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser, metavar="COMMAND")
+
+    def registry_arg(sp: argparse.ArgumentParser) -> None:
+        sp.add_argument("--registry", metavar="PATH", help="registry file (default: $AUDIT_REGISTRY_PATH or ~/.reliability_audit/registry.sqlite3)")
+
+    r = sub.add_parser("run", help="run the audits a config declares", epilog=_EPILOG,
+                       description="Run every audit of CONFIG.yaml, save each as a run in the registry, and write its "
+                       "tables (Parquet) and a JSON bundle to --out/<run id>/.")
+    r.add_argument("config", metavar="CONFIG.yaml")
+    r.add_argument("--out", metavar="DIR", default="audit-output", help="output folder (default: ./audit-output)")
+    registry_arg(r)
+    r.add_argument("--backend", choices=("serial", "processes", "dask"), default=None,
+                   help="where batch work runs (default: serial; dask when a scheduler is given)")
+    r.add_argument("--n-jobs", type=int, metavar="N", help="worker processes for --backend processes")
+    r.add_argument("--dask-scheduler", metavar="ADDRESS", help="existing Dask scheduler, e.g. tcp://10.0.0.5:8786")
+    r.add_argument("--dask-local", type=int, metavar="N", help="start a local Dask cluster of N worker processes")
+    r.add_argument("--html", action="store_true", help="also write report.html next to each run's tables")
+
+    rep = sub.add_parser("report", help="write the self-contained HTML report of a saved run", epilog=_EPILOG)
+    rep.add_argument("run_id", metavar="RUN_ID")
+    rep.add_argument("--html", required=True, metavar="OUT.html")
+    registry_arg(rep)
+
+    g = sub.add_parser("gate", help="release gate between two saved runs (needs the Receipts audit)", epilog=_EPILOG,
+                       description="Compare RUN_A (baseline) with RUN_B (candidate) through "
+                       f"{GATE_MODULE}.compare_runs. Exit 0 if the gate passes, 1 if it fails, "
+                       "2 if the Receipts audit is not installed.")
+    g.add_argument("run_a", metavar="RUN_A")
+    g.add_argument("run_b", metavar="RUN_B")
+    registry_arg(g)
+
+    ls = sub.add_parser("list", help="list saved runs, newest first", epilog=_EPILOG)
+    ls.add_argument("--kind", metavar="K", help="only this audit kind")
+    ls.add_argument("--fingerprint", metavar="F", help="only this dataset fingerprint (a prefix is enough)")
+    ls.add_argument("--json", action="store_true", help="print JSON lines instead of a table")
+    registry_arg(ls)
+
+    ex = sub.add_parser("export", help="export a saved run as a JSON bundle and/or Parquet tables", epilog=_EPILOG)
+    ex.add_argument("run_id", metavar="RUN_ID")
+    ex.add_argument("--bundle", metavar="OUT.json")
+    ex.add_argument("--parquet", metavar="DIR")
+    registry_arg(ex)
+
+    im = sub.add_parser("import", help="import a JSON bundle into the registry (same run id)", epilog=_EPILOG)
+    im.add_argument("bundle", metavar="BUNDLE.json")
+    registry_arg(im)
+    return p
+
+
+# --------------------------------------------------------------------------
+def _err(message: str) -> None:
+    print(f"error: {message}", file=sys.stderr)
+
+
+def _registry(path: str | None):
+    from audit_core.registry import RunRegistry
+
+    return RunRegistry(path)
+
+
+class _Bars:
+    """tqdm progress bars on a TTY (one per step); silent otherwise."""
+
+    def __init__(self) -> None:
+        self.enabled = sys.stderr.isatty()
+        self.step: str | None = None
+        self.bar: Any = None
+
+    def __call__(self, done: int, total: int, step: str) -> None:
+        if not self.enabled:
+            return
+        from tqdm import tqdm
+
+        if step != self.step:
+            self.close()
+            self.step = step
+            self.bar = tqdm(total=total, desc=step, unit="item", leave=False, file=sys.stderr)
+        self.bar.total = total
+        self.bar.n = done
+        self.bar.refresh()
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
+            self.bar = None
+
+
+@contextlib.contextmanager
+def _execution(args: argparse.Namespace) -> Iterator[Any]:
+    from audit_core.audits import ExecutionOptions
+    from audit_core.parallel import local_cluster
+
+    if args.dask_local is not None and args.dask_scheduler:
+        raise _Usage("use either --dask-scheduler or --dask-local, not both")
+    wants_dask = args.dask_local is not None or bool(args.dask_scheduler)
+    backend = args.backend or ("dask" if wants_dask else "serial")
+    if wants_dask and backend != "dask":
+        raise _Usage(f"--dask-scheduler/--dask-local need --backend dask, not {backend!r}")
+    if backend == "dask" and not wants_dask:
+        raise _Usage("--backend dask needs --dask-scheduler ADDRESS or --dask-local N")
+    if args.n_jobs is not None and backend != "processes":
+        raise _Usage("--n-jobs applies to --backend processes only")
+    if args.dask_local is not None:
+        with local_cluster(args.dask_local):  # the cluster's client is the current client
+            yield ExecutionOptions(backend="dask")
+        return
+    yield ExecutionOptions(backend=backend, n_jobs=args.n_jobs, scheduler_address=args.dask_scheduler)
+
+
+class _Usage(Exception):
+    """A usage error detected after parsing (exit 2)."""
+
+
+def _write_outputs(record: Any, out: Path, *, html: bool) -> Path:
+    from audit_core.bundle import export_bundle, write_parquet_tables
+
+    folder = out / record.run_id
+    write_parquet_tables(record, folder / "tables")
+    (folder / "bundle.json").write_bytes(export_bundle(record))
+    if html:
+        from .report import write_report
+
+        write_report(record, folder / "report.html")
+    return folder
+
+
+def _cmd_run(args: argparse.Namespace) -> int:
+    from audit_core.audits import run_config
+    from audit_core.config import load_config
+
+    config = load_config(args.config)
+    registry = _registry(args.registry)
+    bars = _Bars()
+    try:
+        with _execution(args) as execution:
+            outcomes = run_config(config, registry=registry, base_dir=Path.cwd(), execution=execution, progress=bars)
+    finally:
+        bars.close()
+    status = EXIT_OK
+    for o in outcomes:
+        if o.status == "done":
+            folder = _write_outputs(registry.load(o.run_id), Path(args.out), html=args.html)
+            print(f"{o.kind}\tdone\t{o.run_id}\t{folder}")
+        else:
+            print(f"{o.kind}\tfailed\t{o.run_id}\t{o.error}")
+            _err(f"the {o.kind} audit failed (saved as failed run {o.run_id}): {o.error}")
+            status = EXIT_RUN_FAILED
+    return status
+
+
+def _cmd_report(args: argparse.Namespace) -> int:
+    from .report import write_report
+
+    record = _registry(args.registry).load(args.run_id)
+    path = write_report(record, args.html)
+    print(path)
+    return EXIT_OK
+
+
+def _gate_passed(result: Any) -> bool | None:
+    passed = getattr(result, "passed", None)
+    if passed is None and isinstance(result, dict):
+        passed = result.get("passed")
+    return passed if isinstance(passed, bool) else None
+
+
+def _cmd_gate(args: argparse.Namespace) -> int:
+    try:
+        found = importlib.util.find_spec(GATE_MODULE) is not None
+    except ModuleNotFoundError:
+        found = False
+    module = importlib.import_module(GATE_MODULE) if found else None
+    if module is None or not hasattr(module, "compare_runs"):
+        _err(GATE_MISSING)
+        return EXIT_USAGE
+    registry = _registry(args.registry)
+    record_a, record_b = registry.load(args.run_a), registry.load(args.run_b)
+    result = module.compare_runs(record_a, record_b)
+    passed = _gate_passed(result)
+    if passed is None:
+        _err(f"{GATE_MODULE}.compare_runs returned {type(result).__name__} without a boolean 'passed'")
+        return EXIT_RUN_FAILED
+    shown = result.to_frame() if hasattr(result, "to_frame") else (result.to_dict() if hasattr(result, "to_dict") else result)
+    print(shown.to_string(index=False) if hasattr(shown, "to_string") else json.dumps(shown, indent=2, default=str))
+    print("gate: PASSED" if passed else "gate: FAILED")
+    return EXIT_OK if passed else EXIT_GATE_FAILED
+
+
+def _cmd_list(args: argparse.Namespace) -> int:
+    runs = _registry(args.registry).list_runs(audit_kind=args.kind)
+    if args.fingerprint:
+        runs = runs[runs["dataset_fingerprint"].str.startswith(args.fingerprint)]
+    if args.json:
+        for row in runs.to_dict(orient="records"):
+            print(json.dumps(row, sort_keys=True, default=str))
+    elif runs.empty:
+        print("no saved runs")
+    else:
+        view = runs.assign(dataset_fingerprint=runs["dataset_fingerprint"].str[:12])
+        cols = ["run_id", "created_at", "audit_kind", "status", "dataset_name", "dataset_fingerprint", "model", "n_tables"]
+        print(view[cols].to_string(index=False))
+    return EXIT_OK
+
+
+def _cmd_export(args: argparse.Namespace) -> int:
+    from audit_core.bundle import export_bundle, write_parquet_tables
+
+    if not args.bundle and not args.parquet:
+        raise _Usage("export needs --bundle OUT.json and/or --parquet DIR")
+    record = _registry(args.registry).load(args.run_id)
+    if args.bundle:
+        Path(args.bundle).write_bytes(export_bundle(record))
+        print(args.bundle)
+    if args.parquet:
+        for p in write_parquet_tables(record, args.parquet):
+            print(p)
+    return EXIT_OK
+
+
+def _cmd_import(args: argparse.Namespace) -> int:
+    from audit_core.bundle import import_bundle
+
+    path = Path(args.bundle)
+    if not path.is_file():
+        raise _Usage(f"the bundle file {path} does not exist")
+    run_id = import_bundle(_registry(args.registry), path.read_bytes(), name=path.name)
+    print(run_id)
+    return EXIT_OK
+
+
+_COMMANDS = {
+    "run": _cmd_run,
+    "report": _cmd_report,
+    "gate": _cmd_gate,
+    "list": _cmd_list,
+    "export": _cmd_export,
+    "import": _cmd_import,
+}
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of ``reliability-audit``; returns the exit code (see the module docstring)."""
+    args = build_parser().parse_args(argv)  # --help and usage errors exit here, before heavy imports
+    from audit_core.errors import AuditInputError
+
+    try:
+        return _COMMANDS[args.command](args)
+    except _Usage as exc:
+        _err(str(exc))
+        return EXIT_USAGE
+    except AuditInputError as exc:
+        _err(exc.message)
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        _err("interrupted")
+        return EXIT_RUN_FAILED
+    except Exception as exc:  # noqa: BLE001 - one line, no traceback, for the operator
+        _err(f"unexpected {type(exc).__name__}: {exc}")
+        return EXIT_RUN_FAILED
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

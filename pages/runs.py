@@ -1,0 +1,28 @@
+"""Runs & reports: browse saved runs, reopen one without recomputing, compare, export, import."""
+import streamlit as st
+
+from components import runs_widgets as rw
+from components.feedback import guarded
+
+st.title("Runs & reports")
+st.caption(
+    "Every saved run, from the app or the `reliability-audit` command line. A run is shown from its stored "
+    "tables (nothing is recomputed); export it as a self-contained HTML report, a JSON bundle or Parquet tables."
+)
+
+runs = None
+with guarded("reading the run registry"):
+    runs = rw.filtered_runs()
+if runs is None or runs.empty:
+    st.info("No saved runs yet: train a model on Data & groups, or run `reliability-audit run CONFIG.yaml`.")
+    with st.expander("Import a run bundle", expanded=True):
+        rw.import_section()
+    st.stop()
+
+tab_open, tab_compare, tab_import = st.tabs(["Open a run", "Compare two runs", "Import a bundle"])
+with tab_open:
+    rw.run_view_section(runs)
+with tab_compare:
+    rw.compare_section(runs)
+with tab_import:
+    rw.import_section()
