@@ -1,18 +1,29 @@
-"""Entry point: `streamlit run app.py`. Routes to the pages in `pages/`."""
+"""Entry point: `streamlit run app.py`. Routes with st.navigation to the pages in `pages/`."""
 import streamlit as st
 
 from components.data_widgets import ensure_sample_loaded
 from components.state import keep_widget_state
 
-st.set_page_config(page_title="Reliability audit", page_icon=":material/fact_check:", layout="wide")
-keep_widget_state()
-ensure_sample_loaded()  # a bundled sample is ready to explore on first start
-
-pages = [
-    st.Page("pages/home.py", title="Home", icon=":material/home:", default=True),
-    st.Page("pages/data_groups.py", title="Data & groups", icon=":material/table_chart:"),
-    st.Page("pages/runs.py", title="Runs & reports", icon=":material/history:"),
-    st.Page("pages/receipts.py", title="Receipts", icon=":material/receipt_long:"),
-    st.Page("pages/fragility.py", title="Fragility", icon=":material/heart_broken:"),
+PAGES = [
+    ("pages/home.py", "Home", ":material/home:"),
+    ("pages/data_groups.py", "Data & groups", ":material/table_chart:"),
+    ("pages/fragility.py", "Fragility", ":material/heart_broken:"),
+    ("pages/transport.py", "Transport", ":material/swap_horiz:"),
+    ("pages/receipts.py", "Receipts", ":material/receipt_long:"),
+    ("pages/runs.py", "Runs & reports", ":material/history:"),
 ]
-st.navigation(pages).run()
+
+
+def main() -> None:
+    """Shared set-up, then route to the selected page."""
+    st.set_page_config(page_title="Reliability audit", page_icon=":material/fact_check:", layout="wide")
+    keep_widget_state()
+    ensure_sample_loaded()  # a bundled sample is ready to explore on first start
+    pages = [
+        st.Page(path, title=title, icon=icon, default=(i == 0)) for i, (path, title, icon) in enumerate(PAGES)
+    ]
+    st.navigation(pages).run()
+
+
+if __name__ == "__main__":
+    main()

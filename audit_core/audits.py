@@ -32,16 +32,15 @@ from __future__ import annotations
 
 import difflib
 import importlib
-import platform
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-import numpy as np
 import pandas as pd
 
 from .errors import AuditInputError, fail
+from .manifest import library_versions
 from .parallel import Backend, map_batches
 
 __all__ = [
@@ -140,6 +139,9 @@ class AuditContext:
         Backend for batch work (use ``execution.map``).
     registry : RunRegistry or None
         The registry being written (e.g. Receipts reads earlier runs).
+    base_dir : pathlib.Path
+        Folder that relative paths in audit options are resolved against
+        (the CLI's working directory).
     """
 
     config: Any
@@ -147,6 +149,7 @@ class AuditContext:
     workspace: Callable[[], Any]
     execution: ExecutionOptions = field(default_factory=ExecutionOptions)
     registry: Any = None
+    base_dir: Path = field(default_factory=Path.cwd)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -182,7 +185,12 @@ AUDITS: dict[str, AuditRunner] = {}
 
 # Modules that register the shipped audits. The lead adds one line per audit
 # when it lands, e.g. "audit_core.fragility.runner".
-_BUILTIN_MODULES: tuple[str, ...] = ("audit_core.model_audit",)
+_BUILTIN_MODULES: tuple[str, ...] = (
+    "audit_core.model_audit",
+    "audit_core.fragility.runner",
+    "audit_core.receipts.runner",
+    "audit_core.transport.runner",
+)
 
 
 def register_audit(runner: AuditRunner) -> AuditRunner:
@@ -244,17 +252,6 @@ class RunOutcome:
     error: str | None = None
 
 
-def _versions() -> dict[str, str]:
-    import sklearn
-
-    return {
-        "python": platform.python_version(),
-        "numpy": np.__version__,
-        "pandas": pd.__version__,
-        "scikit-learn": sklearn.__version__,
-    }
-
-
 def run_config(
     config: Any,
     *,
@@ -286,6 +283,9 @@ def run_config(
     AuditInputError
         Before any run is created: the data cannot be loaded or does not
         match the declarations, or the model cannot be trained on it.
+    KeyboardInterrupt, SystemExit
+        Re-raised after the current run is saved as ``"failed"`` with the
+        error ``"interrupted (...)"``, so no run is left ``"running"``.
     """
     from .config import load_data
     from .runs import workspace_manifest
@@ -309,14 +309,15 @@ def run_config(
             test_size=m["test_size"],
             progress=lambda f, msg: report(int(round(100 * min(max(f, 0.0), 1.0))), 100, "training"),
         )
-    context = AuditContext(config=config, data=data, workspace=lambda: ws, execution=execution, registry=registry)
+    context = AuditContext(config=config, data=data, workspace=lambda: ws, execution=execution, registry=registry,
+                           base_dir=Path(base_dir))
     base_manifest = {
         "config_source": config.source,
         "config_sha256": config.sha256,
         "inputs": data.inputs,
         "dataset_fingerprint": data.dataset.fingerprint,
         "execution": execution.to_dict(),
-        "versions": _versions(),
+        "versions": library_versions(),
     }
     if ws is not None:
         base_manifest.update({k: v for k, v in workspace_manifest(ws).items() if k != "dataset_fingerprint"})
@@ -342,5 +343,8 @@ def run_config(
             registry.fail_run(run_id, error=text)
             outcomes.append(RunOutcome(kind=runner.kind, run_id=run_id, status="failed", error=text))
             continue
+        except BaseException as exc:  # Ctrl-C, SIGTERM (raised as KeyboardInterrupt by the CLI), SystemExit
+            registry.fail_run(run_id, error=f"interrupted ({type(exc).__name__}{': ' + str(exc) if str(exc) else ''})")
+            raise
         outcomes.append(RunOutcome(kind=runner.kind, run_id=run_id, status="done", result=result))
     return outcomes

@@ -35,7 +35,8 @@ import pandas as pd
 
 from .dataset import AuditDataset, DatasetConfig, build_dataset
 from .errors import AuditInputError, fail, register_messages
-from .intake import LoadedTable, ReadOptions, check_table, read_table
+from .intake import LoadedTable, check_table, read_table
+from .limits import Limits
 from .samples import SAMPLES, load_sample
 from .targets import target_from_dict
 
@@ -410,7 +411,7 @@ def _read_file(path: Path, data: Mapping[str, Any], where: str, base: Path) -> L
     if names:  # headerless file: prepend the declared header
         delim = data.get("delimiter") or ","
         payload = (delim.join(names) + "\n").encode() + raw
-    options = ReadOptions(
+    options = Limits.from_env().read_options(
         delimiter=data.get("delimiter"),
         encoding=data.get("encoding"),
         sheet=data.get("sheet", 0),

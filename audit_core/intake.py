@@ -57,14 +57,17 @@ register_messages(
             "{name!r} has a column with a blank name at position {position} (1-based). Give every column a name."
         ),
         "TOO_MANY_COLUMNS": (
-            "{name!r} has {n_columns:,} columns, over the cap of {cap:,}. Select fewer columns before uploading."
+            "{name!r} has {n_columns:,} columns, over the cap of {cap:,}. Select fewer columns before uploading, "
+            "or raise the cap (environment variable AUDIT_MAX_COLUMNS)."
         ),
         "TOO_MANY_ROWS": (
-            "{name!r} has {n_rows:,} rows, over the cap of {cap:,}. Raise the row cap or sample the file."
+            "{name!r} has {n_rows:,} rows, over the cap of {cap:,}. Sample the file, "
+            "or raise the cap (environment variable AUDIT_MAX_ROWS)."
         ),
         "DECOMPRESSION_CAP": (
             "{name!r} would expand to {size_mb:.1f} MB, over the {cap_mb:.1f} MB decompression cap "
-            "(ratio {ratio:.0f}:1). Refused as a possible decompression bomb."
+            "(ratio {ratio:.0f}:1). Refused as a possible decompression bomb; "
+            "raise the cap (environment variable AUDIT_MAX_EXPANSION_MB) only for a file you trust."
         ),
         "ALL_MISSING_COLUMN": (
             "Column {column!r} is entirely missing. Drop it (tick 'drop all-missing columns') or fix the file."
@@ -216,10 +219,13 @@ def _decode(data: bytes, name: str, encoding: str | None) -> tuple[str, str]:
             # few non-ASCII bytes cp1252 reads as letters is almost surely cp1252.
             sample = data[: 4 * _MB]
             high = sum(b > 127 for b in sample)
+            # With fewer than 8 non-ASCII bytes there is too little evidence to
+            # tell a script apart (a 2-letter "é,ü" file was guessed as cp1006,
+            # Urdu): letters in cp1252 win then too.
             if same or (
                 western is not None
-                and enc.replace("-", "_").lower() in _MULTIBYTE_GUESSES
-                and high < 0.1 * len(sample)
+                and ((enc.replace("-", "_").lower() in _MULTIBYTE_GUESSES and high < 0.1 * len(sample))
+                     or high < 8)
                 and all(ch.isalpha() for ch in western if ord(ch) > 127)
             ):
                 enc = "cp1252"
@@ -262,6 +268,9 @@ def _read_csv(data: bytes, name: str, opts: ReadOptions) -> tuple[pd.DataFrame, 
     if text.strip() == "":
         raise fail("NO_COLUMNS", name=name)
     delim = opts.delimiter or _sniff_delimiter(text, name)
+    # A single long text cell is legitimate up to the upload cap (the csv
+    # module's default field limit is 128 KiB).
+    csv.field_size_limit(max(csv.field_size_limit(), min(opts.max_bytes, 2**31 - 1)))
     try:
         # newline="": let csv see "\r" line ends (old Mac files) instead of raising.
         first_line = next(csv.reader(io.StringIO(text[: 4 * _MB], newline=""), delimiter=delim), [])

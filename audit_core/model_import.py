@@ -79,6 +79,24 @@ def _origins_from_names(names: list[str], raw_columns: list[str]) -> pd.DataFram
     return pd.DataFrame(rows, columns=["feature", "raw_column", "kind", "category"])
 
 
+def _check_zip_expansion(data: bytes, name: str) -> None:
+    """Refuse a skops zip whose members would expand past the decompression cap."""
+    import io
+    import zipfile
+
+    from .limits import Limits
+
+    try:
+        with zipfile.ZipFile(io.BytesIO(data)) as zf:
+            expanded = sum(info.file_size for info in zf.infolist())
+    except (zipfile.BadZipFile, ValueError, OSError) as exc:
+        raise fail("IMPORT_UNREADABLE", name=name, fmt="skops", detail=str(exc)[:200]) from None
+    cap = Limits.from_env().max_expansion_mb * 1024 * 1024
+    if expanded > cap:
+        raise fail("DECOMPRESSION_CAP", name=name, size_mb=expanded / 2**20, cap_mb=cap / 2**20,
+                   ratio=expanded / max(len(data), 1))
+
+
 def load_skops(data: bytes, *, name: str, table_columns: list[str]) -> FittedModel:
     """Load a skops file with trusted types only.
 
@@ -92,6 +110,7 @@ def load_skops(data: bytes, *, name: str, table_columns: list[str]) -> FittedMod
     """
     import skops.io as sio
 
+    _check_zip_expansion(data, name)
     try:
         untrusted = sio.get_untrusted_types(data=data)
     except Exception as exc:  # skops raises zipfile/json/KeyError variants

@@ -114,6 +114,12 @@ register_messages(
             "version of the app only understands version {supported}. Upgrade "
             "the app, or " + _FRESH_HINT[0].lower() + _FRESH_HINT[1:]
         ),
+        "REGISTRY_OLDER_SCHEMA": (
+            "The run registry at {path} uses schema version {found}, older than version {supported} "
+            "of this app. Nothing was changed. Upgrade it explicitly with "
+            "`python -c \"from audit_core.registry import RunRegistry; RunRegistry.upgrade('{path}')\"`: "
+            "a byte-for-byte backup is written first to {backup}. Or " + _FRESH_HINT[0].lower() + _FRESH_HINT[1:]
+        ),
         "REGISTRY_UNAVAILABLE": (
             "Cannot open the run registry at {path} ({reason}). Check that the "
             "folder is writable, or set the environment variable "
@@ -181,6 +187,17 @@ CREATE TABLE run_artifacts (
     PRIMARY KEY (run_id, name)
 );
 """
+
+
+#: Schema migrations: ``version -> function(conn)`` upgrading ``version`` to
+#: ``version + 1`` inside one transaction. Version 1 is the first released
+#: schema, so there are none yet; a file stamped with an older version is
+#: backed up and recreated by :meth:`RunRegistry.upgrade`.
+_MIGRATIONS: dict[int, Any] = {}
+
+
+def _backup_path(path: Path, version: int) -> Path:
+    return path.with_name(f"{path.name}.schema-v{version}.bak")
 
 
 # --------------------------------------------------------------------------
@@ -613,6 +630,14 @@ class RunRegistry:
                 found=version,
                 supported=SCHEMA_VERSION,
             )
+        if version < SCHEMA_VERSION:
+            raise fail(
+                "REGISTRY_OLDER_SCHEMA",
+                path=self.path,
+                found=version,
+                supported=SCHEMA_VERSION,
+                backup=_backup_path(self.path, version),
+            )
         missing = {"runs", "run_tables", "run_artifacts"} - names
         if missing:
             raise fail(
@@ -621,6 +646,67 @@ class RunRegistry:
                 reason="missing table(s) " + ", ".join(sorted(missing)),
             )
         return "ours"
+
+    # -- upgrades ------------------------------------------------------------
+    @classmethod
+    def upgrade(cls, path: str | Path) -> "RunRegistry":
+        """Upgrade an older-schema registry file, after a byte-for-byte backup.
+
+        The file is first copied to ``<name>.schema-v<N>.bak`` next to it
+        (never overwritten: an existing backup is an error). Each step
+        ``N -> N+1`` listed in :data:`_MIGRATIONS` then runs in one
+        transaction. When no migration exists for a step (there is none for
+        versions before 1, which predate the released format), the old file is
+        kept only as the backup and a fresh registry is created in its place.
+
+        Returns
+        -------
+        RunRegistry
+            The upgraded registry.
+
+        Raises
+        ------
+        AuditInputError
+            ``REGISTRY_FOREIGN``/``REGISTRY_CORRUPT``/``REGISTRY_NEWER_SCHEMA``
+            exactly as the constructor (nothing is touched then), or
+            ``REGISTRY_UNAVAILABLE`` when the backup cannot be written.
+        """
+        import shutil
+
+        p = Path(path).expanduser()
+        try:
+            return cls(p)  # already current
+        except Exception as exc:  # noqa: BLE001 - re-raised unless it is the older-schema case
+            if getattr(exc, "code", None) != "REGISTRY_OLDER_SCHEMA":
+                raise
+        con = sqlite3.connect(str(p))
+        try:
+            version = int(con.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()[0])
+            con.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        finally:
+            con.close()
+        backup = _backup_path(p, version)
+        if backup.exists():
+            raise fail("REGISTRY_UNAVAILABLE", path=p, reason=f"the backup {backup} already exists; move it away first")
+        try:
+            shutil.copy2(p, backup)
+        except OSError as exc:
+            raise fail("REGISTRY_UNAVAILABLE", path=p, reason=f"cannot write the backup {backup}: {exc}") from exc
+        if all(v in _MIGRATIONS for v in range(version, SCHEMA_VERSION)):
+            con = sqlite3.connect(str(p), isolation_level=None)
+            try:
+                for v in range(version, SCHEMA_VERSION):
+                    con.execute("BEGIN IMMEDIATE")
+                    _MIGRATIONS[v](con)
+                    con.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'", (str(v + 1),))
+                    con.execute(f"PRAGMA user_version = {v + 1}")
+                    con.execute("COMMIT")
+            finally:
+                con.close()
+        else:
+            for suffix in ("", "-wal", "-shm"):
+                Path(str(p) + suffix).unlink(missing_ok=True)
+        return cls(p)
 
     # -- writes --------------------------------------------------------------
     def create_run(

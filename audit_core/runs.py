@@ -1,29 +1,15 @@
 """Saving workspaces (trained or imported models) to the run registry."""
 from __future__ import annotations
 
-import platform
 from typing import Any
 
-import numpy as np
 import pandas as pd
 
+from .manifest import library_versions
 from .registry import RunRegistry
 from .training import Workspace
 
-__all__ = ["workspace_manifest", "save_workspace"]
-
-
-def _versions() -> dict[str, str]:
-    import lightgbm
-    import sklearn
-
-    return {
-        "python": platform.python_version(),
-        "numpy": np.__version__,
-        "pandas": pd.__version__,
-        "scikit-learn": sklearn.__version__,
-        "lightgbm": lightgbm.__version__,
-    }
+__all__ = ["library_versions", "workspace_manifest", "save_workspace"]
 
 
 def workspace_manifest(ws: Workspace) -> dict[str, Any]:
@@ -36,7 +22,7 @@ def workspace_manifest(ws: Workspace) -> dict[str, Any]:
         "n_test": int(len(ws.test_index)),
         "seed": int(ws.model.spec.get("seed", 0)),
         "grouping_hash": ws.grouping.hash,
-        "versions": _versions(),
+        "versions": library_versions(),
     }
 
 

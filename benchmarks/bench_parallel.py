@@ -58,13 +58,37 @@ def refit_job_items(n_items: int) -> tuple[Callable, list]:
     return refit_job, items
 
 
+def certificate_job_items(n_items: int, *, cases_per_item: int = 25) -> tuple[Callable, list]:
+    """Certificate chunks: logistic regression on the loan sample, 25 held-out cases per item (K=5, 3 families, R=10)."""
+    from audit_core.config import load_data, parse_config
+    from audit_core.fragility.engine import FragilityConfig, certificate_chunks, certify_chunk_job, column_scale, protocol_for
+    from audit_core.models import ModelSpec
+    from audit_core.training import train_workspace
+
+    cfg = parse_config({"data": {"sample": "loan_synthetic"}, "model": {"kind": "logistic_regression"},
+                        "audits": [{"kind": "model"}]})
+    data = load_data(cfg, base_dir=Path.cwd())
+    ws = train_workspace(data.dataset, spec=ModelSpec(kind="logistic_regression", seed=0), raw_groups=data.raw_groups)
+    frame = ws.dataset.frame
+    X = ws.model.transform(frame.iloc[ws.test_index[: n_items * cases_per_item]])
+    scale = column_scale(ws.model.transform(frame.iloc[ws.train_index]))
+    proto = protocol_for(ws.grouping, baseline=ws.baseline, scale=scale, baseline_kind=ws.baseline_kind,
+                         config=FragilityConfig())
+    return certify_chunk_job, certificate_chunks(ws.model, X, proto, step=cases_per_item)
+
+
 #: job name -> builder(n_items) -> (func, items). Add audit jobs here.
-JOBS: dict[str, JobBuilder] = {"bootstrap": bootstrap_job, "refit": refit_job_items}
+JOBS: dict[str, JobBuilder] = {"bootstrap": bootstrap_job, "refit": refit_job_items, "certificates": certificate_job_items}
+
+
+def _equal(x: Any, y: Any) -> bool:
+    if isinstance(x, dict):
+        return isinstance(y, dict) and x.keys() == y.keys() and all(_equal(x[k], y[k]) for k in x)
+    return np.array_equal(np.asarray(x), np.asarray(y))
 
 
 def _same(a: list, b: list) -> bool:
-    return all(np.array_equal(np.asarray(list(x.values()) if isinstance(x, dict) else x),
-                              np.asarray(list(y.values()) if isinstance(y, dict) else y)) for x, y in zip(a, b))
+    return len(a) == len(b) and all(_equal(x, y) for x, y in zip(a, b))
 
 
 def bench(name: str, n_items: int, repeat: int) -> None:

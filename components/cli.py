@@ -10,35 +10,28 @@ Exit codes
 0  success (``gate``: the release gate passed)
 1  ``gate``: the release gate failed
 2  usage or config error (bad arguments, invalid config, missing file,
-   unknown run id, data that does not match its declarations, the Receipts
-   audit not installed for ``gate``)
-3  a run failed (saved as a ``failed`` run with its error), or an unexpected
-   error
+   unknown run id, data that does not match its declarations, invalid gate
+   rules)
+3  a run failed (saved as a ``failed`` run with its error), the command was
+   interrupted (Ctrl-C / SIGTERM: the current run is saved as ``failed``),
+   or an unexpected error
 """
 from __future__ import annotations
 
 import argparse
 import contextlib
-import importlib
-import importlib.util
 import json
+import signal
 import sys
 from pathlib import Path
 from typing import Any, Iterator, Sequence
 
-__all__ = ["EXIT_GATE_FAILED", "EXIT_OK", "EXIT_RUN_FAILED", "EXIT_USAGE", "GATE_MODULE", "build_parser", "main"]
+__all__ = ["EXIT_GATE_FAILED", "EXIT_OK", "EXIT_RUN_FAILED", "EXIT_USAGE", "build_parser", "main"]
 
 EXIT_OK = 0
 EXIT_GATE_FAILED = 1
 EXIT_USAGE = 2
 EXIT_RUN_FAILED = 3
-#: Module that must define ``compare_runs(record_a, record_b)`` for ``gate``.
-GATE_MODULE = "audit_core.receipts.gate"
-GATE_MISSING = (
-    "the Receipts audit is not installed yet: `reliability-audit gate` needs "
-    f"{GATE_MODULE}.compare_runs(record_a, record_b), which ships with the Receipts audit."
-)
-
 _EPILOG = """exit codes: 0 ok · 1 gate failed · 2 usage/config error · 3 run failed
 registry: --registry PATH, else $AUDIT_REGISTRY_PATH, else ~/.reliability_audit/registry.sqlite3"""
 
@@ -82,12 +75,18 @@ def build_parser() -> argparse.ArgumentParser:
     rep.add_argument("--html", required=True, metavar="OUT.html")
     registry_arg(rep)
 
-    g = sub.add_parser("gate", help="release gate between two saved runs (needs the Receipts audit)", epilog=_EPILOG,
-                       description="Compare RUN_A (baseline) with RUN_B (candidate) through "
-                       f"{GATE_MODULE}.compare_runs. Exit 0 if the gate passes, 1 if it fails, "
-                       "2 if the Receipts audit is not installed.")
+    g = sub.add_parser("gate", help="release gate between two saved runs (Receipts)", epilog=_EPILOG,
+                       description="Compare RUN_A (baseline) with RUN_B (candidate) through the release gate "
+                       "(audit_core.receipts.gate.compare_runs): execute the cube between the two gate states and "
+                       "print the grounds, both verdicts and the receipt. Each side may list several runs "
+                       "separated by commas (e.g. a model, a fragility and a transport run). "
+                       "Exit 0 if the candidate's verdict is 'release', 1 otherwise.")
     g.add_argument("run_a", metavar="RUN_A")
     g.add_argument("run_b", metavar="RUN_B")
+    g.add_argument("--scope", metavar="SCOPE", default=None,
+                   help="deployment scope of both sides (default: production; also research, internal, regulated)")
+    g.add_argument("--rules", metavar="RULES.yaml", help="release rules (norms + authority; default: the built-in rules)")
+    g.add_argument("--json", action="store_true", help="print the result as JSON")
     registry_arg(g)
 
     ls = sub.add_parser("list", help="list saved runs, newest first", epilog=_EPILOG)
@@ -185,6 +184,10 @@ def _write_outputs(record: Any, out: Path, *, html: bool) -> Path:
     return folder
 
 
+def _terminate(signum: int, frame: Any) -> None:
+    raise KeyboardInterrupt(f"terminated by signal {signal.Signals(signum).name}")
+
+
 def _cmd_run(args: argparse.Namespace) -> int:
     from audit_core.audits import run_config
     from audit_core.config import load_config
@@ -192,10 +195,13 @@ def _cmd_run(args: argparse.Namespace) -> int:
     config = load_config(args.config)
     registry = _registry(args.registry)
     bars = _Bars()
+    # SIGTERM behaves like Ctrl-C: run_config saves the current run as failed, then main() exits 3.
+    previous = signal.signal(signal.SIGTERM, _terminate)
     try:
         with _execution(args) as execution:
             outcomes = run_config(config, registry=registry, base_dir=Path.cwd(), execution=execution, progress=bars)
     finally:
+        signal.signal(signal.SIGTERM, previous)
         bars.close()
     status = EXIT_OK
     for o in outcomes:
@@ -218,33 +224,27 @@ def _cmd_report(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _gate_passed(result: Any) -> bool | None:
-    passed = getattr(result, "passed", None)
-    if passed is None and isinstance(result, dict):
-        passed = result.get("passed")
-    return passed if isinstance(passed, bool) else None
-
-
 def _cmd_gate(args: argparse.Namespace) -> int:
-    try:
-        found = importlib.util.find_spec(GATE_MODULE) is not None
-    except ModuleNotFoundError:
-        found = False
-    module = importlib.import_module(GATE_MODULE) if found else None
-    if module is None or not hasattr(module, "compare_runs"):
-        _err(GATE_MISSING)
-        return EXIT_USAGE
+    from audit_core.receipts.gate import compare_runs
+
+    rules = None
+    if args.rules:
+        path = Path(args.rules)
+        if not path.is_file():
+            raise _Usage(f"the rules file {path} does not exist")
+        rules = path.read_text(encoding="utf-8")
     registry = _registry(args.registry)
-    record_a, record_b = registry.load(args.run_a), registry.load(args.run_b)
-    result = module.compare_runs(record_a, record_b)
-    passed = _gate_passed(result)
-    if passed is None:
-        _err(f"{GATE_MODULE}.compare_runs returned {type(result).__name__} without a boolean 'passed'")
-        return EXIT_RUN_FAILED
-    shown = result.to_frame() if hasattr(result, "to_frame") else (result.to_dict() if hasattr(result, "to_dict") else result)
-    print(shown.to_string(index=False) if hasattr(shown, "to_string") else json.dumps(shown, indent=2, default=str))
-    print("gate: PASSED" if passed else "gate: FAILED")
-    return EXIT_OK if passed else EXIT_GATE_FAILED
+    side = {name: [registry.load(i) for i in getattr(args, name).split(",") if i] for name in ("run_a", "run_b")}
+    if not side["run_a"] or not side["run_b"]:
+        raise _Usage("RUN_A and RUN_B each need at least one run id")
+    result = compare_runs(side["run_a"], side["run_b"], rules_yaml=rules, scope=args.scope)
+    if args.json:
+        print(json.dumps(result.to_dict(), indent=2, sort_keys=True, default=str))
+    else:
+        print(result.to_frame().to_string(index=False))
+        print(result.summary_text())
+    print("gate: PASSED" if result.passed else "gate: FAILED")
+    return EXIT_OK if result.passed else EXIT_GATE_FAILED
 
 
 def _cmd_list(args: argparse.Namespace) -> int:
@@ -312,8 +312,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except AuditInputError as exc:
         _err(exc.message)
         return EXIT_USAGE
-    except KeyboardInterrupt:
-        _err("interrupted")
+    except KeyboardInterrupt as exc:
+        _err(f"interrupted ({exc})" if str(exc) else "interrupted")
         return EXIT_RUN_FAILED
     except Exception as exc:  # noqa: BLE001 - one line, no traceback, for the operator
         _err(f"unexpected {type(exc).__name__}: {exc}")

@@ -22,6 +22,7 @@ __all__ = [
     "degradation_figure",
     "temperature_figure",
     "neural_comparison_figure",
+    "fragility_report_figures",
 ]
 
 _LAYOUT = dict(template="plotly_white", margin=dict(l=10, r=10, t=50, b=10))
@@ -76,7 +77,13 @@ def runs_heatmap_figure(overview: pd.DataFrame, *, value: str = "mean_fds") -> g
 
 
 def delta_heatmap_figure(delta: pd.DataFrame, *, max_cases: int = 40) -> go.Figure:
-    """Case × group heatmap of one-step drops ``Δ_g`` (first ``max_cases`` rows)."""
+    """Case × group heatmap of one-step drops ``Δ_g`` (first ``max_cases`` rows).
+
+    ``delta`` is indexed by case key (``CertificateBatch.delta_frame()``) or,
+    as stored in a run, has the key in a ``key`` column.
+    """
+    if "key" in delta.columns:
+        delta = delta.set_index("key")
     part = delta.iloc[:max_cases]
     fig = go.Figure(go.Heatmap(z=part.to_numpy(), x=list(part.columns), y=[str(k) for k in part.index],
                                colorscale="RdBu_r", zmid=0, colorbar=dict(title="Δ_g")))
@@ -142,3 +149,31 @@ def neural_comparison_figure(table: pd.DataFrame) -> go.Figure:
                              showlegend=False, hovertemplate="%{x}: %{y:.4f}<extra></extra>"), row=1, col=j)
     fig.update_layout(title="FR-ResMLP vs plain ResMLP (α = γ = 0)", height=320, **_LAYOUT)
     return fig
+
+
+def fragility_report_figures(record) -> list[tuple[str, go.Figure]]:
+    """Figures of a saved ``fragility`` run, from its stored tables only (report and Runs page).
+
+    Distributions (``summary``), the AUROC ranking for the default brittle
+    label on all cases and on the first confident stratum (``auroc``), the
+    case × group ``Δ_g`` heatmap (``delta``) and the temperature comparison
+    (``temperature``); missing or empty tables are skipped.
+    """
+    t = record.tables
+    out: list[tuple[str, go.Figure]] = []
+    summary = t.get("summary")
+    if summary is not None and len(summary):
+        out.append(("Certificate distributions", distributions_figure(summary)))
+    auroc = t.get("auroc")
+    if auroc is not None and len(auroc):
+        label = "donor_any" if (auroc["label"] == "donor_any").any() else str(auroc["label"].iloc[0])
+        strata = list(dict.fromkeys(auroc.loc[auroc["label"] == label, "stratum"]))
+        for stratum in strata[:2]:
+            out.append((f"Brittleness AUROC · {label} · {stratum}", auroc_figure(auroc, label=label, stratum=stratum)))
+    delta = t.get("delta")
+    if delta is not None and len(delta):
+        out.append(("One-step drops Δ_g", delta_heatmap_figure(delta)))
+    temp = t.get("temperature")
+    if temp is not None and len(temp):
+        out.append(("Brittleness-aware temperature", temperature_figure(temp)))
+    return out

@@ -28,6 +28,7 @@ from audit_core.fragility.audit import (
 )
 from audit_core.fragility import neural
 from audit_core.fragility.engine import FragilityConfig
+from audit_core.limits import Limits
 from audit_core.fragility.operators import FAMILIES
 from audit_core.models import ZOO
 from components import fragility_figures as ff
@@ -63,7 +64,7 @@ def options_form(ws: Any) -> AuditOptions:
     return AuditOptions(
         config=FragilityConfig(k=int(k), path=path, families=tuple(families) or FAMILIES, n_draws=int(draws), seed=int(seed)),
         max_cases=int(max_cases), case_seed=int(seed), stress_seed=int(seed), missing_codes=codes,
-        baseline_sensitivity=bool(base_sens),
+        baseline_sensitivity=bool(base_sens), exact_max_groups=Limits.from_env().max_exact_groups,
     )
 
 

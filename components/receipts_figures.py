@@ -13,7 +13,8 @@ import plotly.graph_objects as go
 
 from audit_core.receipts import CubeResult
 
-__all__ = ["cube_figure", "lattice_figure", "cube_view", "baseline_figure", "reason_debt_figure"]
+__all__ = ["cube_figure", "lattice_figure", "cube_view", "baseline_figure", "reason_debt_figure",
+           "benchmark_figure", "receipts_report_figures"]
 
 _PALETTE = ["#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf"]
 _LAYOUT = dict(template="plotly_white", margin=dict(l=10, r=10, t=50, b=10))
@@ -161,3 +162,31 @@ def reason_debt_figure(grid: pd.DataFrame) -> go.Figure:
     fig.update_xaxes(title="confidence threshold")
     fig.update_yaxes(range=[0, 1])
     return fig
+
+
+def benchmark_figure(by_mutation: pd.DataFrame) -> go.Figure:
+    """Share of verdict changes by stratum and mutation (a saved benchmark's ``by_mutation`` table)."""
+    fig = go.Figure()
+    for stratum, part in by_mutation.groupby("stratum", sort=True):
+        fig.add_trace(go.Bar(x=part["mutation"], y=part["share_changed"], name=str(stratum),
+                             customdata=part["cases"], hovertemplate="%{x}: %{y:.2f} of %{customdata} cases<extra></extra>"))
+    fig.update_layout(title="Benchmark: share of verdict changes by mutation", barmode="group", height=340, **_LAYOUT)
+    fig.update_yaxes(range=[0, 1], title="share changed")
+    return fig
+
+
+def receipts_report_figures(record) -> list[tuple[str, go.Figure]]:
+    """Figures of a saved ``receipts`` run, from its stored tables only (report and Runs page).
+
+    A cube run (table ``cells``) gets the executed cube (3D for ``k ≤ 3``,
+    lattice otherwise), rebuilt with :meth:`CubeResult.from_frame`; a
+    benchmark run (table ``by_mutation``) gets the change-share bars.
+    """
+    out: list[tuple[str, go.Figure]] = []
+    cells = record.tables.get("cells")
+    if cells is not None and len(cells):
+        out.append(("Executed cube", cube_view(CubeResult.from_frame(cells))))
+    by = record.tables.get("by_mutation")
+    if by is not None and len(by):
+        out.append(("Benchmark", benchmark_figure(by)))
+    return out

@@ -15,7 +15,10 @@ import json
 import pandas as pd
 import streamlit as st
 
+from audit_core.limits import Limits
+from audit_core.receipts.controls import cube_controls
 from audit_core.receipts import (
+    MAX_SOURCES,
     DEFAULT_GATE_YAML,
     DEPLOYMENT_SCOPES,
     add_distractor,
@@ -151,30 +154,16 @@ def editor_section() -> None:
             new = load_state(st.session_state["rc_new_text"], label="new state")
             missing = "unknown" if st.session_state.get("rc_missing_unknown") else "error"
             gran = st.session_state.get("rc_granularity", "parts")
-            sc = execute_state_cube(old, new, granularity=gran, mode="full", missing=missing)
-            pruned = execute_state_cube(old, new, granularity=gran, mode="pruned", missing=missing)
+            cap = Limits.from_env().max_cube_k
+            sc = execute_state_cube(old, new, granularity=gran, mode="full", missing=missing, max_sources=cap)
+            pruned = execute_state_cube(old, new, granularity=gran, mode="pruned", missing=missing, max_sources=cap)
             st.session_state[RcKeys.CUBE] = {"old": old, "new": new, "cube": sc, "pruned_calls": pruned.cube.calls,
                                              "controls": _controls(old, new, sc, gran, missing)}
             st.session_state[RcKeys.SAVED] = None
 
 
 def _controls(old, new, sc, gran: str, missing: str) -> pd.DataFrame:
-    cube = sc.cube
-    rows = []
-    if cube.k >= 2:
-        perm = permute_sources(cube.sources, seed=0)
-        pc = execute_state_cube(old, new, granularity=gran, mode="pruned", missing=missing, sources=perm).cube
-        rows.append(("permutation", "order " + ", ".join(perm), "identical receipt", pc.receipt_text,
-                     set(pc.receipt) == set(cube.receipt)))
-    dc = execute_state_cube(add_distractor(old, seed=0), add_distractor(new, seed=0), granularity=gran,
-                            mode="pruned", missing=missing).cube
-    rows.append(("distractor", "unread ground + rule with scope false, in both states", "identical receipt",
-                 dc.receipt_text, set(dc.receipt) == set(cube.receipt)))
-    ic = execute_state_cube(new, old, granularity=gran, mode="pruned", missing=missing).cube
-    req = inverse_receipt(cube) if cube.k else ()
-    rows.append(("inverse", "old and new swapped", "required: " + format_family(req, cube.sources),
-                 ic.receipt_text, set(ic.receipt) == set(req)))
-    return pd.DataFrame(rows, columns=["control", "transformation", "relation", "executed receipt", "holds"])
+    return cube_controls(old, new, sc, granularity=gran, missing=missing)
 
 
 def cube_section() -> None:

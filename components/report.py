@@ -12,15 +12,13 @@
   shows it).
 * Every user-provided string (config values, table cells, names) is escaped.
 
-How an audit adds its figures (the lead wires this when the audit lands)::
+How an audit adds its figures: a builder ``builder(record) -> [(title, figure)]``
+that reads ``record.tables`` only, registered with
+:func:`register_report_figures` (``model``, ``fragility``, ``transport`` and
+``receipts`` are registered here; their builders live next to the page figures, e.g.
+:func:`components.fragility_figures.fragility_report_figures`)::
 
-    from components.report import register_report_figures
-
-    def fragility_report_figures(record: RunRecord) -> list[tuple[str, go.Figure]]:
-        certs = record.tables["certificates"]
-        return [("Certificate sizes", fragility_figures.k_histogram(certs))]
-
-    register_report_figures("fragility", fragility_report_figures)
+    register_report_figures("transport", transport_report_figures)
 """
 from __future__ import annotations
 
@@ -35,6 +33,10 @@ import plotly.graph_objects as go
 from plotly.offline import get_plotlyjs
 
 from audit_core.registry import RunRecord
+
+from .fragility_figures import fragility_report_figures
+from .receipts_figures import receipts_report_figures
+from .transport_figures import transport_report_figures
 
 __all__ = [
     "MAX_TABLE_ROWS",
@@ -105,7 +107,12 @@ def model_report_figures(record: RunRecord) -> list[tuple[str, go.Figure]]:
 
 
 #: audit kind -> builder of ``[(title, figure), ...]`` from a stored run.
-REPORT_FIGURES: dict[str, FigureBuilder] = {"model": model_report_figures}
+REPORT_FIGURES: dict[str, FigureBuilder] = {
+    "model": model_report_figures,
+    "fragility": fragility_report_figures,
+    "receipts": receipts_report_figures,
+    "transport": transport_report_figures,
+}
 
 
 def register_report_figures(kind: str, builder: FigureBuilder) -> None:

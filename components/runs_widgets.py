@@ -7,17 +7,14 @@ registry the HTML report uses.
 Widget keys: value widgets ``ru_``, buttons ``act_ru_``, uploads ``up_ru_``,
 display elements ``view_ru_``.
 
-Plug-in point for the release gate: :data:`RECEIPT_GATE_HOOK` is called with
-the two compared runs and returns a short markdown text (e.g. the gate's
-verdict and the id of its receipt run) or ``None``. The default looks for
-``audit_core.receipts.gate.compare_runs``; replace the hook when Receipts
-lands if it offers a better link.
+Release gate: :data:`RECEIPT_GATE_HOOK` is called with the two compared runs
+and returns a short markdown text or ``None``. The default runs
+:func:`audit_core.receipts.gate.compare_runs` (scope ``production``, default
+rules) and shows both verdicts, PASSED/FAILED and the gate's receipt.
 """
 from __future__ import annotations
 
 import dataclasses
-import importlib
-import importlib.util
 from collections.abc import Callable
 
 import pandas as pd
@@ -45,25 +42,24 @@ _ALL = "(all)"
 
 
 def default_receipt_gate(record_a: RunRecord, record_b: RunRecord) -> str | None:
-    """Link two compared runs to the Receipts release gate, when it is installed.
+    """The release gate between the two compared runs (:func:`audit_core.receipts.gate.compare_runs`).
 
     Returns
     -------
-    str or None
-        Markdown naming the gate verdict, or a note that Receipts is not
-        installed yet.
+    str
+        Markdown: both release verdicts, PASSED/FAILED, the gate's receipt
+        (the minimal sets that account for a changed verdict) and the absent
+        grounds, with a pointer to the Receipts page's release gate, which
+        shows the executed cube for these runs.
     """
-    if importlib.util.find_spec("audit_core.receipts") is None or importlib.util.find_spec("audit_core.receipts.gate") is None:
-        return "Release gate: the Receipts audit is not installed yet."
-    module = importlib.import_module("audit_core.receipts.gate")
-    if not hasattr(module, "compare_runs"):
-        return "Release gate: the Receipts audit is not installed yet."
-    result = module.compare_runs(record_a, record_b)
-    passed = getattr(result, "passed", None)
-    if passed is None and isinstance(result, dict):
-        passed = result.get("passed")
-    verdict = {True: "PASSED", False: "FAILED"}.get(passed, "no verdict")
-    return f"Release gate (Receipts): **{verdict}** — see the Receipts page for the receipt."
+    from audit_core.receipts.gate import compare_runs
+
+    r = compare_runs(record_a, record_b)
+    absent = f" Absent grounds (UNKNOWN): {', '.join(r.grounds_absent)}." if r.grounds_absent else ""
+    return (f"Release gate (scope {r.scope}): A **{r.verdict_a}** → B **{r.verdict_b}**: "
+            f"**{'PASSED' if r.passed else 'FAILED'}** · receipt `{r.receipt_text}`.{absent} "
+            "The executed cube is on the Receipts page (release gate), or run "
+            f"`reliability-audit gate {record_a.run_id} {record_b.run_id}`.")
 
 
 #: ``hook(record_a, record_b) -> markdown | None``; see the module docstring.

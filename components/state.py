@@ -18,6 +18,7 @@ import pandas as pd
 import streamlit as st
 
 from audit_core.intake import LoadedTable, ReadOptions, check_table, read_table
+from audit_core.limits import Limits
 from audit_core.registry import RunRegistry
 from audit_core.samples import SampleInfo, load_sample
 
@@ -81,9 +82,8 @@ def cached_upload(data: bytes, name: str, options: ReadOptions) -> LoadedTable:
 
 
 def upload_options(**kwargs: Any) -> ReadOptions:
-    """Read options with the upload cap from ``AUDIT_MAX_UPLOAD_MB`` (default 200)."""
-    cap_mb = float(os.environ.get("AUDIT_MAX_UPLOAD_MB", "200"))
-    return ReadOptions(max_bytes=int(cap_mb * 1024 * 1024), **kwargs)
+    """Read options with the caps of :meth:`audit_core.limits.Limits.from_env` (``AUDIT_MAX_*``)."""
+    return Limits.from_env().read_options(**kwargs)
 
 
 def sample_table(name: str) -> LoadedTable:

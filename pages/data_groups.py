@@ -3,6 +3,9 @@ import streamlit as st
 
 from components import data_widgets as dw
 from components.figures import group_sizes_figure, missingness_figure
+from components.routing import require_router
+
+require_router()  # first: route through app.py even on a fresh server (see components/routing.py)
 
 st.title("Data & groups")
 st.caption("Every audit starts here: the table, what the label means, which columns form evidence blocks, and the model.")

@@ -5,6 +5,9 @@ from audit_core.fragility.audit import run_fragility_audit
 from components import fragility_widgets as fw
 from components.feedback import guarded
 from components.state import Keys
+from components.routing import require_router
+
+require_router()  # first: route through app.py even on a fresh server (see components/routing.py)
 
 st.title("Fragility")
 st.caption("Counterfactual fragility certificates: how many evidence groups must fail before a prediction flips, "

@@ -2,6 +2,9 @@
 import streamlit as st
 
 from components.home import questions, recent_runs, session_summary
+from components.routing import require_router
+
+require_router()  # first: route through app.py even on a fresh server (see components/routing.py)
 
 st.title("Reliability audit")
 questions()

@@ -2,6 +2,9 @@
 import streamlit as st
 
 from components import receipts_widgets as rw
+from components.routing import require_router
+
+require_router()  # first: route through app.py even on a fresh server (see components/routing.py)
 
 st.title("Receipts")
 st.caption(

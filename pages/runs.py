@@ -3,6 +3,9 @@ import streamlit as st
 
 from components import runs_widgets as rw
 from components.feedback import guarded
+from components.routing import require_router
+
+require_router()  # first: route through app.py even on a fresh server (see components/routing.py)
 
 st.title("Runs & reports")
 st.caption(

@@ -52,7 +52,7 @@ def odd_tables() -> dict[str, pd.DataFrame]:
     }
 
 
-def save_custom_run(registry: RunRegistry, *, kind: str = "transport", verdicts: tuple[str, ...] = ("pass", "fail", "pass")) -> str:
+def save_custom_run(registry: RunRegistry, *, kind: str = "custom_audit", verdicts: tuple[str, ...] = ("pass", "fail", "pass")) -> str:
     """A run of a kind without registered figures (tables-only fallback)."""
     tables = odd_tables()
     tables["verdicts"] = tables["verdicts"].assign(verdict=list(verdicts))
@@ -67,3 +67,19 @@ def save_custom_run(registry: RunRegistry, *, kind: str = "transport", verdicts:
         artifacts={"model.txt": b"\x00\x01binary"},
         manifest={"seeds": {"split": 3}, "summary": {"verdict": "fail", "coverage_gap": 0.031}},
     )
+
+
+def save_fragility_run(registry: RunRegistry, *, max_cases: int = 30) -> str:
+    """A small ``fragility`` audit on the loan sample through :func:`run_config`; returns the run id."""
+    cfg = parse_config(
+        {
+            "name": "loan-test",
+            "data": {"sample": "loan_synthetic"},
+            "model": {"kind": "logistic_regression", "seed": 0},
+            "audits": [{"kind": "fragility", "max_cases": max_cases, "chunk_size": 10, "n_boot": 5,
+                        "shap_max_cases": 0, "search_max_cases": 5, "perm_repeats": 1, "stress_draws": 3}],
+        }
+    )
+    (outcome,) = run_config(cfg, registry=registry, base_dir=ROOT)
+    assert outcome.status == "done", outcome.error
+    return outcome.run_id

@@ -40,3 +40,16 @@ def test_main_flow_in_chromium(tmp_path: Path) -> None:
     runs = RunRegistry(registry_path).list_runs()
     assert len(runs) == 1 and runs["status"].iloc[0] == "done"
     assert runs["model"].iloc[0] == "logistic_regression"
+
+
+def test_subpage_url_on_a_fresh_server_goes_through_app(tmp_path: Path) -> None:
+    """The first request of a new server may name a sub-page; it must still get app.py's routing."""
+    chromium_path()
+    with serve_app(tmp_path / "registry.sqlite3") as url, browser_page() as page:
+        page.goto(url + "/data_groups", wait_until="domcontentloaded")
+        page.get_by_text("1 · Data").wait_for(timeout=60_000)
+        nav = page.locator('[data-testid="stSidebarNav"]')
+        nav.get_by_text("Data & groups").wait_for(timeout=30_000)
+        labels = nav.inner_text()
+        # app.py's titles, not the file names Streamlit's old pages/ discovery would show
+        assert "Home" in labels and "data groups" not in labels and "app" not in labels.split()

@@ -10,7 +10,7 @@ from audit_core.registry import RunRegistry
 from components.report import REPORT_FIGURES, figures_for, render_report, write_report
 
 from tests.browser import browser_page
-from tests.runs_data import save_custom_run, save_model_run
+from tests.runs_data import save_custom_run, save_fragility_run, save_model_run
 
 STAMP = re.compile(r"2\d{3}-\d\d-\d\dT[0-9:]+(\+00:00)?")
 
@@ -71,3 +71,19 @@ def test_report_opens_offline_in_chromium_with_a_rendered_figure(runs, tmp_path:
         rows = page.locator("#summary-table tbody tr")
         assert rows.count() >= 5
         assert "held_out_auroc" in page.locator("#summary-table").inner_text()
+
+
+@pytest.mark.browser
+def test_fragility_report_opens_in_chromium_with_figures_and_summary(tmp_path: Path) -> None:
+    reg = RunRegistry(tmp_path / "r.sqlite3")
+    record = reg.load(save_fragility_run(reg))
+    n = len(figures_for(record))
+    assert n >= 4  # distributions, AUROC (two strata), Δ_g heatmap, temperature: from stored tables only
+    path = write_report(record, tmp_path / "fragility.html")
+    with browser_page() as page:
+        page.route("**/*", lambda route: route.abort() if not route.request.url.startswith("file://") else route.continue_())
+        page.goto(path.resolve().as_uri())
+        page.wait_for_selector("#fig-0 .main-svg", timeout=30_000)
+        assert page.locator(".js-plotly-plot").count() == n
+        summary = page.locator("#summary-table").inner_text()
+        assert "mean_fds" in summary and "brittle_share_confident_0.8" in summary

@@ -62,10 +62,10 @@ def test_open_compare_and_delete(reg: RunRegistry, monkeypatch: pytest.MonkeyPat
     assert at.get("plotly_chart") and len(at.get("plotly_chart")) == 2  # metrics + groups, from stored tables
 
     # Filters
-    at.multiselect(key="ru_kind").set_value(["transport"]).run()
+    at.multiselect(key="ru_kind").set_value(["custom_audit"]).run()
     assert set(_frame(at, "n_tables")["run_id"]) == {a, b}
 
-    # Compare: verdict changes between the two transport runs
+    # Compare: verdict changes between the two custom_audit runs
     at.selectbox(key="ru_cmp_a").set_value(a)
     at.selectbox(key="ru_cmp_b").set_value(b).run()
     changes = _frame(at, "verdict_a")

@@ -36,6 +36,7 @@ __all__ = [
     "FragilityAudit",
     "run_fragility_audit",
     "save_fragility_run",
+    "fragility_run_parts",
     "compare_models",
     "baseline_sensitivity",
     "runs_overview",
@@ -59,6 +60,7 @@ class AuditOptions:
     shap_max_cases: int = 300
     search_max_cases: int = 200
     exact_budget: int = 2_000
+    exact_max_groups: int = 20
     beam_width: int = 4
     temperature: bool = True
     baseline_sensitivity: bool = False
@@ -159,6 +161,8 @@ def run_fragility_audit(
     options: AuditOptions = AuditOptions(),
     progress: Callable[[float, str], None] | None = None,
     should_stop: Callable[[], bool] | None = None,
+    map_chunks: Callable[..., list] | None = None,
+    chunk_cases: int | None = None,
 ) -> FragilityAudit:
     """Certify held-out cases of a workspace and evaluate the certificate.
 
@@ -166,6 +170,13 @@ def run_fragility_audit(
     ----------
     ws : Workspace
     options : AuditOptions
+    map_chunks : callable(func, items, *, progress) -> list, optional
+        Runs the certificate chunks (the audit's and the random-order
+        ablation's) as batch work, e.g. ``context.execution.map`` in the CLI;
+        see :func:`audit_core.fragility.engine.certify`. ``should_stop`` is
+        then polled between stages only.
+    chunk_cases : int, optional
+        Cases per certificate chunk (default: bounded by ``config.chunk_rows``).
     progress : callable(fraction, message), optional
     should_stop : callable() -> bool, optional
         Polled between certificate chunks and between stages; a stop returns
@@ -192,8 +203,8 @@ def run_fragility_audit(
     keys = np.asarray(ws.dataset.keys)[rows]
     cfg = options.config
     batch = certify(model, X, grouping=ws.grouping, baseline=ws.baseline, scale=scale,
-                    baseline_kind=ws.baseline_kind, config=cfg, keys=keys,
-                    progress=_stage(report, 0.0, 0.45), should_stop=stop)
+                    baseline_kind=ws.baseline_kind, config=cfg, keys=keys, chunk_cases=chunk_cases,
+                    map_chunks=map_chunks, progress=_stage(report, 0.0, 0.45), should_stop=stop)
     notes: list[str] = []
     summary = batch.to_frame()
     summary.insert(1, "y_true", y_true[: len(batch)])
@@ -205,7 +216,8 @@ def run_fragility_audit(
                               notes=tuple(notes), complete=False)
     report(0.45, "Random-order ablation")
     rand = certify(model, X, grouping=ws.grouping, baseline=ws.baseline, scale=scale,
-                   baseline_kind=ws.baseline_kind, config=replace(cfg, path="random"), keys=keys)
+                   baseline_kind=ws.baseline_kind, config=replace(cfg, path="random"), keys=keys,
+                   chunk_cases=chunk_cases, map_chunks=map_chunks)
     report(0.55, "Held-out stressors")
     cols = ws.grouping.index
     donor = donor_replacement(model, X, Xtr, group_columns=cols, max_groups=options.donor_groups,
@@ -252,11 +264,19 @@ def run_fragility_audit(
     if n_search > 0:
         report(0.85, "Greedy vs exact and beam search")
         sub = slice(0, n_search)
-        ex = exact_min_flip(model, X[sub], batch.protocol, budget=options.exact_budget)
+        n_groups = batch.protocol.n_groups
+        exact_ok = n_groups <= options.exact_max_groups
         bm = beam_min_flip(model, X[sub], batch.protocol, width=options.beam_width)
-        search = pd.DataFrame([compare_search(batch.k_star[sub], ex).to_dict(),
-                               compare_search(batch.k_star[sub], bm).to_dict()])
-        summary.loc[summary.index[sub], "exact_min"] = np.where(ex.complete, ex.min_size, np.nan)
+        rows_search = []
+        if exact_ok:
+            ex = exact_min_flip(model, X[sub], batch.protocol, budget=options.exact_budget)
+            rows_search.append(compare_search(batch.k_star[sub], ex).to_dict())
+            summary.loc[summary.index[sub], "exact_min"] = np.where(ex.complete, ex.min_size, np.nan)
+        else:
+            notes.append(f"exact search skipped: {n_groups} evidence groups exceed its cap of "
+                         f"{options.exact_max_groups}; raise it with the environment variable AUDIT_MAX_EXACT_GROUPS.")
+        rows_search.append(compare_search(batch.k_star[sub], bm).to_dict())
+        search = pd.DataFrame(rows_search)
         summary.loc[summary.index[sub], "beam_min"] = bm.min_size
     temp = None
     if options.temperature and len(X) >= 20:
@@ -271,8 +291,19 @@ def run_fragility_audit(
                           search=search, temperature=temp, baseline=base, options=options, notes=tuple(notes))
 
 
-def save_fragility_run(registry: Any, ws: Any, audit: FragilityAudit) -> str:
-    """Save an audit as an ``audit_kind="fragility"`` run and return its id."""
+def fragility_run_parts(ws: Any, audit: FragilityAudit) -> dict[str, Any]:
+    """The run config, tables and manifest of a fragility audit, as stored in the registry.
+
+    Shared by :func:`save_fragility_run` (the app) and the CLI runner
+    (:mod:`audit_core.fragility.runner`), so both write the same tables:
+    ``summary``, ``auroc``, ``incremental``, ``search``, ``delta``, the
+    workspace's held-out ``metrics`` (a gate ground) and, when computed,
+    ``temperature`` and ``baseline_sensitivity``.
+
+    Returns
+    -------
+    dict with keys ``config``, ``tables``, ``manifest``.
+    """
     from ..runs import workspace_manifest
 
     proto = audit.batch.protocol
@@ -289,15 +320,20 @@ def save_fragility_run(registry: Any, ws: Any, audit: FragilityAudit) -> str:
     )
     tables = {k: v.reset_index(drop=True) for k, v in audit.tables().items()}
     tables["summary"] = tables["summary"].astype({"key": str})
+    tables["metrics"] = ws.metrics.reset_index(drop=True)
+    return {"config": config, "tables": tables, "manifest": manifest}
+
+
+def save_fragility_run(registry: Any, ws: Any, audit: FragilityAudit) -> str:
+    """Save an audit as an ``audit_kind="fragility"`` run and return its id."""
+    parts = fragility_run_parts(ws, audit)
     return registry.save(
         audit_kind="fragility",
         dataset_name=ws.dataset.config.name,
         dataset_fingerprint=ws.dataset.fingerprint,
-        grouping_hash=proto.grouping_hash,
+        grouping_hash=audit.batch.protocol.grouping_hash,
         model_spec=dict(ws.model.spec),
-        config=config,
-        tables=tables,
-        manifest=manifest,
+        **parts,
     )
 
 

@@ -26,7 +26,10 @@ from ..probs import clip_probs, margin_of, pseudo_logits
 from .certificate import CertificateBatch, Protocol
 from .operators import FAMILIES, STOCHASTIC, degrade, draw_uniforms, group_mask
 
-__all__ = ["FragilityConfig", "certify", "as_predict", "column_scale", "protocol_for"]
+__all__ = [
+    "FragilityConfig", "CertificateChunk", "certify", "certify_chunk_job", "certificate_chunks",
+    "as_predict", "column_scale", "protocol_for",
+]
 
 register_messages(
     {
@@ -253,6 +256,72 @@ def _certify_chunk(ctx: _Ctx, X: np.ndarray, pos: np.ndarray) -> dict[str, Any]:
     )
 
 
+def _context(model: Any, proto: Protocol, n_features: int, random_keys: np.ndarray | None) -> _Ctx:
+    member = np.zeros((proto.n_groups, n_features), dtype=bool)
+    for g, cols in enumerate(proto.columns):
+        member[g, cols] = True
+    return _Ctx(
+        proto=proto,
+        predict=as_predict(model),
+        member=member,
+        baseline=np.asarray(proto.baseline),
+        scale=np.asarray(proto.scale),
+        draws={f: draw_uniforms(f, n_draws=proto.n_draws, n_features=n_features, seed=proto.seed)
+               for f in proto.families},
+        random_keys=random_keys,
+    )
+
+
+#: ``map_chunks(func, items, *, progress)``, e.g. :meth:`audit_core.audits.ExecutionOptions.map`.
+MapChunks = Callable[..., list]
+
+
+@dataclass(frozen=True, kw_only=True, eq=False)
+class CertificateChunk:
+    """One work item of batched certification: everything it needs, seeds included.
+
+    Attributes
+    ----------
+    model : FittedModel, estimator or callable
+        Must be picklable for the ``processes`` / ``dask`` backends.
+    X : ndarray of shape (n, n_features)
+        The chunk's transformed cases.
+    protocol : Protocol
+        The frozen protocol (its ``seed`` fixes the stochastic draws).
+    random_keys : ndarray of shape (n, G) or None
+        The chunk's rows of the random-order keys (``path="random"`` only).
+    """
+
+    model: Any
+    X: np.ndarray
+    protocol: Protocol
+    random_keys: np.ndarray | None = None
+
+
+def certify_chunk_job(item: CertificateChunk) -> dict[str, Any]:
+    """Certify one chunk; a module-level function so every backend can run it.
+
+    Returns
+    -------
+    dict
+        The chunk's certificate arrays (concatenated by the caller).
+    """
+    X = np.asarray(item.X, dtype=float)
+    ctx = _context(item.model, item.protocol, X.shape[1], item.random_keys)
+    return _certify_chunk(ctx, X, np.arange(len(X)))
+
+
+def certificate_chunks(
+    model: Any, X: np.ndarray, proto: Protocol, *, step: int, random_keys: np.ndarray | None = None,
+) -> list[CertificateChunk]:
+    """Split cases into :class:`CertificateChunk` items of ``step`` cases."""
+    return [
+        CertificateChunk(model=model, X=X[lo:lo + step], protocol=proto,
+                         random_keys=None if random_keys is None else random_keys[lo:lo + step])
+        for lo in range(0, len(X), step)
+    ]
+
+
 def rows_per_case(proto: Protocol) -> int:
     """Rows per case in the largest predict call of a chunk."""
     L = len(proto.grid)
@@ -270,6 +339,8 @@ def certify(
     baseline_kind: str = "mean",
     config: FragilityConfig = FragilityConfig(),
     keys: np.ndarray | None = None,
+    chunk_cases: int | None = None,
+    map_chunks: MapChunks | None = None,
     progress: Callable[[float, str], None] | None = None,
     should_stop: Callable[[], bool] | None = None,
 ) -> CertificateBatch:
@@ -290,6 +361,12 @@ def certify(
     config : FragilityConfig
     keys : ndarray of shape (n,), optional
         Sample keys; default ``0..n-1``.
+    chunk_cases : int, optional
+        At most this many cases per chunk (the chunk is also bounded by
+        ``config.chunk_rows``).
+    map_chunks : callable(func, items, *, progress) -> list, optional
+        Runs the chunks (batch work), e.g. ``context.execution.map``; see
+        :func:`certify_with_protocol`. Default: an in-process loop.
     progress : callable(fraction, message), optional
     should_stop : callable() -> bool, optional
         Polled between chunks; when it returns True the run stops and the
@@ -308,7 +385,8 @@ def certify(
         raise fail("FR_NON_FINITE")
     proto = protocol_for(grouping, baseline=baseline, scale=scale, baseline_kind=baseline_kind, config=config)
     return certify_with_protocol(
-        model, X, proto, keys=keys, chunk_rows=config.chunk_rows, progress=progress, should_stop=should_stop
+        model, X, proto, keys=keys, chunk_rows=config.chunk_rows, chunk_cases=chunk_cases, map_chunks=map_chunks,
+        progress=progress, should_stop=should_stop,
     )
 
 
@@ -319,26 +397,37 @@ def certify_with_protocol(
     *,
     keys: np.ndarray | None = None,
     chunk_rows: int = 200_000,
+    chunk_cases: int | None = None,
+    map_chunks: MapChunks | None = None,
     progress: Callable[[float, str], None] | None = None,
     should_stop: Callable[[], bool] | None = None,
 ) -> CertificateBatch:
-    """Certify under a frozen protocol (used by :func:`certify` and ``verify``)."""
+    """Certify under a frozen protocol (used by :func:`certify` and ``verify``).
+
+    With ``map_chunks`` (e.g. :meth:`audit_core.audits.ExecutionOptions.map`)
+    the chunks are :class:`CertificateChunk` items run by
+    :func:`certify_chunk_job` wherever ``map_chunks`` sends them; every item
+    carries the frozen protocol (hence its seed) and its slice of the
+    random-order keys, so the batch is identical on every backend and equal
+    to the in-process loop with the same chunking. ``should_stop`` is not
+    polled then (the app's cancellable path is the in-process loop).
+    """
     X = np.asarray(X, dtype=float)
     n, F = X.shape
-    member = np.zeros((proto.n_groups, F), dtype=bool)
-    for g, cols in enumerate(proto.columns):
-        member[g, cols] = True
-    ctx = _Ctx(
-        proto=proto,
-        predict=as_predict(model),
-        member=member,
-        baseline=np.asarray(proto.baseline),
-        scale=np.asarray(proto.scale),
-        draws={f: draw_uniforms(f, n_draws=proto.n_draws, n_features=F, seed=proto.seed) for f in proto.families},
-        random_keys=_random_keys(n, proto.n_groups, proto.seed) if proto.path == "random" else None,
-    )
+    random_keys = _random_keys(n, proto.n_groups, proto.seed) if proto.path == "random" else None
     keys = np.arange(n) if keys is None else np.asarray(keys)
     step = max(1, int(chunk_rows) // rows_per_case(proto))
+    if chunk_cases is not None:
+        step = max(1, min(step, int(chunk_cases)))
+    if map_chunks is not None:
+        items = certificate_chunks(model, X, proto, step=step, random_keys=random_keys)
+        done_parts = map_chunks(
+            certify_chunk_job, items,
+            progress=None if progress is None else (lambda d, t: progress(d / max(t, 1), f"Certified {d:,} of {t:,} chunks")),
+        )
+        cat = _concat(list(done_parts), proto.families)
+        return CertificateBatch(protocol=proto, keys=keys, complete=True, n_requested=n, **cat)
+    ctx = _context(model, proto, F, random_keys)
     parts = []
     done = 0
     complete = True

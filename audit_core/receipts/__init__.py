@@ -14,14 +14,14 @@ from .accounting import (
 )
 from .adjudicate import REFER, Adjudication, RuleTrace, adjudicate
 from .baseline import BaselineReport, MajorityReceiptModel, TfidfReceiptModel, evaluate_baseline
-from .controls import CONTROLS, add_distractor, invert, pair_relation_holds, permute_sources
+from .controls import CONTROLS, add_distractor, cube_controls, invert, pair_relation_holds, permute_sources
 from .cube import (
     MAX_SOURCES, CubeResult, StateCube, execute_cube, execute_state_cube, format_family, hybrid_state,
     inverse_receipt, minimal_sets_bruteforce, parse_family, state_sources,
 )
 from .gate import (
-    DEFAULT_GATE_YAML, DEPLOYMENT_SCOPES, GROUND_SPECS, GateComparison, GateGrounds, GroundSpec,
-    compare_gate, extract_gate_grounds, gate_state,
+    DEFAULT_GATE_SCOPE, DEFAULT_GATE_YAML, DEPLOYMENT_SCOPES, GROUND_SPECS, RELEASE, GateComparison, GateGrounds,
+    GateResult, GroundSpec, compare_gate, compare_runs, extract_gate_grounds, gate_state,
 )
 from .generator import PARTS, BenchCase, Benchmark, BenchmarkConfig, generate_benchmark, serialise_case
 from .predictions import LineError, PredictionUpload, parse_predictions
@@ -36,7 +36,7 @@ __all__ = [
     "MAX_SOURCES", "CubeResult", "StateCube", "execute_cube", "execute_state_cube", "state_sources",
     "hybrid_state", "inverse_receipt", "minimal_sets_bruteforce", "format_family", "parse_family",
     # controls and accounting
-    "CONTROLS", "permute_sources", "add_distractor", "invert", "pair_relation_holds",
+    "CONTROLS", "permute_sources", "add_distractor", "invert", "pair_relation_holds", "cube_controls",
     "Gold", "Prediction", "Accounting", "ReasonDebt", "Consistency", "account", "reason_debt",
     "reason_debt_grid", "control_consistency", "gold_from_benchmark",
     # benchmark and learned baseline
@@ -46,5 +46,6 @@ __all__ = [
     "LineError", "PredictionUpload", "parse_predictions",
     # release gate
     "GroundSpec", "GROUND_SPECS", "DEFAULT_GATE_YAML", "DEPLOYMENT_SCOPES", "GateGrounds", "GateComparison",
-    "extract_gate_grounds", "gate_state", "compare_gate",
+    "extract_gate_grounds", "gate_state", "compare_gate", "GateResult", "compare_runs", "RELEASE",
+    "DEFAULT_GATE_SCOPE",
 ]

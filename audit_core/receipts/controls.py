@@ -27,10 +27,12 @@ import random
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
-from .cube import Family, minimal_sets_bruteforce
+import pandas as pd
+
+from .cube import MAX_SOURCES, Family, StateCube, execute_state_cube, format_family, inverse_receipt, minimal_sets_bruteforce
 from .state import EvaluatorState, Ground, Norms, Rule
 
-__all__ = ["CONTROLS", "permute_sources", "add_distractor", "invert", "pair_relation_holds"]
+__all__ = ["CONTROLS", "permute_sources", "add_distractor", "invert", "pair_relation_holds", "cube_controls"]
 
 #: The three paired controls.
 CONTROLS: tuple[str, ...] = ("permutation", "distractor", "inverse")
@@ -121,3 +123,44 @@ def pair_relation_holds(
         required: Family = minimal_sets_bruteforce(tuple(sources), flipped, v_old)
         return set(required) == fo
     return True
+
+
+def cube_controls(
+    old: EvaluatorState, new: EvaluatorState, executed: StateCube, *,
+    granularity: Literal["parts", "items"] = "parts", missing: Literal["error", "unknown"] = "error",
+    max_sources: int = MAX_SOURCES,
+) -> pd.DataFrame:
+    """Execute the three paired controls of one revision and check their required relations.
+
+    Parameters
+    ----------
+    old, new : EvaluatorState
+    executed : StateCube
+        The revision's executed cube (:func:`~audit_core.receipts.cube.execute_state_cube`).
+    granularity, missing, max_sources
+        As used for ``executed``.
+
+    Returns
+    -------
+    DataFrame
+        ``control, transformation, relation, executed receipt, holds``; the
+        permutation control needs at least two sources.
+    """
+    cube = executed.cube
+    rows = []
+    if cube.k >= 2:
+        perm = permute_sources(cube.sources, seed=0)
+        pc = execute_state_cube(old, new, granularity=granularity, mode="pruned", missing=missing, sources=perm,
+                                max_sources=max(max_sources, cube.k)).cube
+        rows.append(("permutation", "order " + ", ".join(perm), "identical receipt", pc.receipt_text,
+                     set(pc.receipt) == set(cube.receipt)))
+    dc = execute_state_cube(add_distractor(old, seed=0), add_distractor(new, seed=0), granularity=granularity,
+                            mode="pruned", missing=missing, max_sources=max(max_sources, cube.k + 2)).cube
+    rows.append(("distractor", "unread ground + rule with scope false, in both states", "identical receipt",
+                 dc.receipt_text, set(dc.receipt) == set(cube.receipt)))
+    ic = execute_state_cube(new, old, granularity=granularity, mode="pruned", missing=missing,
+                            max_sources=max(max_sources, cube.k)).cube
+    req = inverse_receipt(cube) if cube.k else ()
+    rows.append(("inverse", "old and new swapped", "required: " + format_family(req, cube.sources),
+                 ic.receipt_text, set(ic.receipt) == set(req)))
+    return pd.DataFrame(rows, columns=["control", "transformation", "relation", "executed receipt", "holds"])

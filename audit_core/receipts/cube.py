@@ -61,8 +61,8 @@ register_messages(
         "RC_CUBE_SOURCES": "{problem}",
         "RC_CUBE_TOO_MANY_SOURCES": (
             "The revision changes {k} items ({names}); a cube over more than "
-            "{limit} sources is not executed. Use granularity 'parts' (G, N, A) "
-            "or split the revision."
+            "{limit} sources is not executed. Use granularity 'parts' (G, N, A), "
+            "split the revision, or raise the cap (environment variable AUDIT_MAX_CUBE_K, at most 20)."
         ),
         "RC_CUBE_NEEDS_FULL": "{what} needs the full cube; execute it with mode='full'.",
         "RC_FAMILY_SYNTAX": (
@@ -169,6 +169,32 @@ class CubeResult:
             "cells": {"+".join(sorted(s, key=self.sources.index)) or "(old)": v for s, v in self.cells.items()},
         }
 
+    @classmethod
+    def from_frame(cls, frame: pd.DataFrame, *, mode: str = "full") -> "CubeResult":
+        """Rebuild a full cube from its stored :meth:`to_frame` table (e.g. a saved run's ``cells``).
+
+        Source order is that of the largest cell; ``calls`` is the number of
+        rows. Extra columns (``governed_by``, ``reason``) are ignored.
+
+        Examples
+        --------
+        >>> r = execute_cube(("G", "N"), lambda s: "new" if "G" in s else "old", mode="full")
+        >>> CubeResult.from_frame(r.to_frame()) == r
+        True
+        """
+        def names(label: str) -> tuple[str, ...]:
+            inner = str(label).strip()[1:-1]
+            return tuple(x for x in inner.split(",") if x) if inner else ()
+
+        labels = [names(c) for c in frame["cell"]]
+        sources = max(labels, key=len) if labels else ()
+        cells = {frozenset(n): str(v) for n, v in zip(labels, frame["verdict"])}
+        v_old = cells.get(frozenset(), "")
+        v_new = cells.get(frozenset(sources), v_old)
+        rec = [frozenset(n) for n, r in zip(labels, frame["in_receipt"]) if bool(r)]
+        index = {s: i for i, s in enumerate(sources)}
+        return cls(tuple(sources), v_old, v_new, cells, _order_family(rec, index), len(cells), mode)
+
     def to_frame(self) -> pd.DataFrame:
         """One row per executed cell: ``cell``, ``size``, ``verdict``, ``reproduces_new``, ``in_receipt``."""
         idx = {s: i for i, s in enumerate(self.sources)}
@@ -184,14 +210,14 @@ class CubeResult:
         return pd.DataFrame(rows, columns=["cell", "size", "verdict", "reproduces_new", "in_receipt"])
 
 
-def _check_sources(sources: Sequence[str]) -> tuple[str, ...]:
+def _check_sources(sources: Sequence[str], max_sources: int = MAX_SOURCES) -> tuple[str, ...]:
     src = tuple(sources)
     if not src:
         raise fail("RC_CUBE_SOURCES", problem="A cube needs at least one source.")
     if len(set(src)) != len(src):
         raise fail("RC_CUBE_SOURCES", problem=f"Source names must be distinct: {list(src)}.")
-    if len(src) > MAX_SOURCES:
-        raise fail("RC_CUBE_TOO_MANY_SOURCES", k=len(src), names=", ".join(src[:20]), limit=MAX_SOURCES)
+    if len(src) > max_sources:
+        raise fail("RC_CUBE_TOO_MANY_SOURCES", k=len(src), names=", ".join(src[:20]), limit=max_sources)
     return src
 
 
@@ -235,6 +261,7 @@ def execute_cube(
     judge: Callable[[frozenset], str],
     *,
     mode: Literal["pruned", "full"] = "pruned",
+    max_sources: int = MAX_SOURCES,
 ) -> CubeResult:
     """Execute a cube over named sources and return its receipt.
 
@@ -247,6 +274,9 @@ def execute_cube(
         in the frozenset ``replaced`` from the new state. Must be
         deterministic.
     mode : {"pruned", "full"}, default "pruned"
+    max_sources : int, default :data:`MAX_SOURCES`
+        Refuse (``RC_CUBE_TOO_MANY_SOURCES``) a cube over more sources; the
+        app passes ``Limits.from_env().max_cube_k`` (``AUDIT_MAX_CUBE_K``).
 
     Returns
     -------
@@ -258,7 +288,7 @@ def execute_cube(
     >>> r.receipt_text, r.calls
     ('{G} | {N}', 5)
     """
-    src = _check_sources(sources)
+    src = _check_sources(sources, max_sources)
     k = len(src)
 
     def cell(m: int) -> str:
@@ -464,6 +494,7 @@ def execute_state_cube(
     missing: Literal["error", "unknown"] = "error",
     sources: Sequence[str] | None = None,
     judge: Judge | None = None,
+    max_sources: int = MAX_SOURCES,
 ) -> StateCube:
     """Execute the cube of a revision ``old → new``.
 
@@ -481,6 +512,8 @@ def execute_state_cube(
         the receipt does not depend on it.
     judge : Judge, optional
         Reuse an adjudicator (and its memo) across cubes.
+    max_sources : int, default :data:`MAX_SOURCES`
+        See :func:`execute_cube`.
 
     Returns
     -------
@@ -512,5 +545,5 @@ def execute_state_cube(
         adjs[replaced] = a
         return a.verdict
 
-    cube = execute_cube(src, run, mode=mode)
+    cube = execute_cube(src, run, mode=mode, max_sources=max_sources)
     return StateCube(cube, granularity, adjs)

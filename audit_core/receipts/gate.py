@@ -18,10 +18,12 @@ entries that account for a changed release verdict.
 
 Extraction rules (documented in ``docs/receipts.md``)
 -----------------------------------------------------
-``test_auroc``/``test_log_loss``: model runs, table ``metrics``
-(``split == "test"``). ``brittle_share_confident``: fragility runs, table
-``summary``: among rows with ``p_hat >= 0.8``, the mean of the brittle flag
-(column ``brittle`` or the first column starting with ``brittle``).
+``test_auroc``/``test_log_loss``: model runs, else fragility runs (both
+store the workspace's table ``metrics``; ``split == "test"``).
+``brittle_share_confident``: fragility runs, table ``summary``: among rows
+with ``p_hat >= 0.8``, the mean of the brittle flag: column ``brittle``,
+else the first column starting with ``brittle``, else ``donor_any`` (the
+Fragility audit's default label: any flip under donor replacement).
 ``mean_fds``: mean of ``summary.fds``. ``ood_ece``: transport runs, table
 ``results``: mean ``value`` over rows with ``metric == "ece"`` and
 ``domain == "ood"`` and, when a ``mapping`` column exists, ``mapping ==
@@ -49,7 +51,8 @@ from .cube import StateCube, execute_state_cube
 from .state import EvaluatorState, load_state, state_from_dict
 
 __all__ = ["GroundSpec", "GROUND_SPECS", "DEFAULT_GATE_YAML", "DEPLOYMENT_SCOPES", "GateGrounds",
-           "GateComparison", "extract_gate_grounds", "gate_state", "compare_gate"]
+           "GateComparison", "GateResult", "DEFAULT_GATE_SCOPE", "RELEASE", "extract_gate_grounds", "gate_state",
+           "compare_gate", "compare_runs"]
 
 #: Deployment scopes offered by the UI (any text is accepted).
 DEPLOYMENT_SCOPES: tuple[str, ...] = ("research", "internal", "production", "regulated")
@@ -88,12 +91,19 @@ Extractor = Callable[[RunRecord], "tuple[float | None, str]"]
 
 @dataclass(frozen=True)
 class GroundSpec:
-    """One gate ground: its name, the audit kind it comes from and its extractor."""
+    """One gate ground: its name, the audit kind(s) it comes from and its extractor.
+
+    ``audit_kind`` is one kind or a tuple of kinds, in order of preference.
+    """
 
     name: str
-    audit_kind: str
+    audit_kind: str | tuple[str, ...]
     description: str
     extract: Extractor = field(repr=False)
+
+    @property
+    def kinds(self) -> tuple[str, ...]:
+        return (self.audit_kind,) if isinstance(self.audit_kind, str) else tuple(self.audit_kind)
 
 
 def _table(run: RunRecord, name: str) -> pd.DataFrame | None:
@@ -132,8 +142,10 @@ def _brittle_share(run: RunRecord):
     if df is None:
         return None, "no 'summary' table"
     flag = "brittle" if "brittle" in df.columns else next((c for c in df.columns if str(c).startswith("brittle")), None)
+    if flag is None and "donor_any" in df.columns:
+        flag = "donor_any"
     if flag is None or "p_hat" not in df.columns:
-        return None, "summary needs 'p_hat' and a 'brittle…' column"
+        return None, "summary needs 'p_hat' and a 'brittle…' or 'donor_any' column"
     conf = pd.to_numeric(df["p_hat"], errors="coerce") >= 0.8
     if not conf.any():
         return None, "no confident case (p_hat >= 0.8)"
@@ -201,8 +213,8 @@ def _n_sensitive(run: RunRecord):
 
 #: Gate grounds and their extractors (extend here when audits gain outputs).
 GROUND_SPECS: tuple[GroundSpec, ...] = (
-    GroundSpec("test_auroc", "model", "held-out AUROC of the model", _metric("auroc")),
-    GroundSpec("test_log_loss", "model", "held-out log loss", _metric("log_loss")),
+    GroundSpec("test_auroc", ("model", "fragility"), "held-out AUROC of the model", _metric("auroc")),
+    GroundSpec("test_log_loss", ("model", "fragility"), "held-out log loss", _metric("log_loss")),
     GroundSpec("brittle_share_confident", "fragility", "share of brittle cases among confident ones (p̂ ≥ 0.8)",
                _brittle_share),
     GroundSpec("mean_fds", "fragility", "mean fragility score (FDS)", _mean_fds),
@@ -241,8 +253,8 @@ def extract_gate_grounds(runs: Sequence[RunRecord]) -> GateGrounds:
     rows = []
     for spec in GROUND_SPECS:
         found, reasons = None, []
-        for run in ordered:
-            if run.audit_kind != spec.audit_kind:
+        for run in sorted(ordered, key=lambda r: spec.kinds.index(r.audit_kind) if r.audit_kind in spec.kinds else 0):
+            if run.audit_kind not in spec.kinds:
                 continue
             v, why = spec.extract(run)
             if v is not None:
@@ -251,7 +263,7 @@ def extract_gate_grounds(runs: Sequence[RunRecord]) -> GateGrounds:
             reasons.append(f"{run.run_id}: {why}")
         if found is None:
             values[spec.name] = None
-            why = "; ".join(reasons) if reasons else f"no selected run of kind {spec.audit_kind!r}"
+            why = "; ".join(reasons) if reasons else "no selected run of kind " + " or ".join(map(repr, spec.kinds))
             rows.append({"ground": spec.name, "value": None, "status": "absent → UNKNOWN", "source": "",
                          "detail": why, "description": spec.description})
         else:
@@ -325,3 +337,129 @@ def compare_gate(
                      name="gate (new)")
     cube = execute_state_cube(old, new, granularity=granularity, mode="full")
     return GateComparison(old, new, go, gn, cube)
+
+
+#: The release verdict of the default norms; a gate passes when the candidate's verdict is this.
+RELEASE = "release"
+#: Scope used by :func:`compare_runs` (and ``reliability-audit gate``) unless one is given.
+DEFAULT_GATE_SCOPE = "production"
+
+
+@dataclass(frozen=True, kw_only=True, eq=False)
+class GateResult:
+    """The release gate between a baseline run set (A) and a candidate (B).
+
+    Attributes
+    ----------
+    passed : bool
+        The candidate's release verdict is ``"release"``.
+    verdict_a, verdict_b : str
+        Release verdicts of the two endpoints (``release``, ``block`` or ``refer``).
+    receipt : tuple of tuple of str
+        The complete family of inclusion-minimal source sets (e.g.
+        ``(("G:brittle_share_confident",),)``) that turn A's verdict into
+        B's; empty when the verdict did not change.
+    receipt_text : str
+    grounds_used : tuple of str
+        Grounds present in B (with a value).
+    grounds_absent : tuple of str
+        Grounds no run of B provides (``UNKNOWN``; a rule that needs one
+        refers under the default norms).
+    scope : str
+        Deployment scope of both endpoints.
+    run_ids_a, run_ids_b : tuple of str
+    comparison : GateComparison
+        The executed cube and both states (for the Receipts page).
+    """
+
+    passed: bool
+    verdict_a: str
+    verdict_b: str
+    receipt: tuple[tuple[str, ...], ...]
+    receipt_text: str
+    grounds_used: tuple[str, ...]
+    grounds_absent: tuple[str, ...]
+    scope: str
+    run_ids_a: tuple[str, ...]
+    run_ids_b: tuple[str, ...]
+    comparison: GateComparison = field(repr=False)
+
+    def to_frame(self) -> pd.DataFrame:
+        """One row per ground: value in A and B, status in B, and whether it is in a receipt set."""
+        a = self.comparison.old_grounds.values
+        b = self.comparison.new_grounds.values
+        in_receipt = {name.split(":", 1)[-1] for s in self.receipt for name in s if name.startswith("G:")}
+        rows = [{"ground": g, "value_a": a.get(g), "value_b": b.get(g),
+                 "status_b": "present" if b.get(g) is not None else "absent → UNKNOWN",
+                 "in_receipt": g in in_receipt} for g in b]
+        return pd.DataFrame(rows, columns=["ground", "value_a", "value_b", "status_b", "in_receipt"])
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "passed": self.passed, "verdict_a": self.verdict_a, "verdict_b": self.verdict_b,
+            "receipt": [list(s) for s in self.receipt], "receipt_text": self.receipt_text,
+            "grounds_used": list(self.grounds_used), "grounds_absent": list(self.grounds_absent),
+            "scope": self.scope, "run_ids_a": list(self.run_ids_a), "run_ids_b": list(self.run_ids_b),
+            "cube": self.comparison.cube.to_dict(),
+        }
+
+    def summary_text(self) -> str:
+        """One line: verdicts, pass/fail, receipt and absent grounds."""
+        absent = f"; absent grounds: {', '.join(self.grounds_absent)}" if self.grounds_absent else ""
+        return (f"release gate ({self.scope}): A {self.verdict_a} -> B {self.verdict_b}: "
+                f"{'PASSED' if self.passed else 'FAILED'}; receipt {self.receipt_text}{absent}")
+
+
+def _runs(x: RunRecord | Sequence[RunRecord]) -> list[RunRecord]:
+    return [x] if isinstance(x, RunRecord) else list(x)
+
+
+def compare_runs(
+    record_a: RunRecord | Sequence[RunRecord],
+    record_b: RunRecord | Sequence[RunRecord],
+    *,
+    rules_yaml: str | None = None,
+    scope: str | None = None,
+) -> GateResult:
+    """The release gate between saved runs: A (baseline) → B (candidate).
+
+    Parameters
+    ----------
+    record_a, record_b : RunRecord or sequence of RunRecord
+        Each side's runs (any mix of kinds; grounds are extracted with
+        :func:`extract_gate_grounds`, newest run first).
+    rules_yaml : str, optional
+        Norms and authority (default :data:`DEFAULT_GATE_YAML`), used for both sides.
+    scope : str, optional
+        Deployment scope of both sides (default :data:`DEFAULT_GATE_SCOPE`).
+        Under the default rules, ``production`` applies the OOD-ECE,
+        brittleness and discrimination rules, so a candidate without a
+        transport run has ``ood_ece`` UNKNOWN and is *referred*, which does
+        not pass; ``internal`` applies the discrimination rule only.
+
+    Returns
+    -------
+    GateResult
+        ``passed`` is True when B's verdict is ``release``; the receipt names
+        what accounts for a changed verdict (items granularity).
+
+    Raises
+    ------
+    AuditInputError
+        Invalid rules text (``RC_STATE_*``).
+    """
+    runs_a, runs_b = _runs(record_a), _runs(record_b)
+    scope = DEFAULT_GATE_SCOPE if scope is None else str(scope)
+    comp = compare_gate(runs_a, runs_b, old_scope=scope, new_scope=scope,
+                        old_rules=DEFAULT_GATE_YAML if rules_yaml is None else rules_yaml)
+    cube = comp.cube.cube
+    order = {n: i for i, n in enumerate(cube.sources)}
+    receipt = tuple(tuple(sorted(s, key=order.__getitem__)) for s in cube.receipt)
+    values = comp.new_grounds.values
+    return GateResult(
+        passed=cube.v_new == RELEASE, verdict_a=cube.v_old, verdict_b=cube.v_new, receipt=receipt,
+        receipt_text=cube.receipt_text,
+        grounds_used=tuple(k for k, v in values.items() if v is not None),
+        grounds_absent=tuple(comp.new_grounds.absent), scope=scope,
+        run_ids_a=tuple(r.run_id for r in runs_a), run_ids_b=tuple(r.run_id for r in runs_b), comparison=comp,
+    )

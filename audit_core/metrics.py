@@ -1,0 +1,452 @@
+"""Weighted metrics for binary targets (SPEC §2, stage 4).
+
+Every metric has the signature ``f(y_true, p, *, sample_weight=None)``:
+
+* ``y_true`` — array-like of shape (n,), values in {0, 1} (bool accepted);
+* ``p`` — array-like of shape (n,), the positive-class probability in [0, 1];
+* ``sample_weight`` — optional array-like of shape (n,), finite and
+  non-negative with a positive sum. Weights are normalised to mean 1, so
+  ``sample_weight=np.full(n, c)`` gives the same value as no weights.
+
+NaN or infinite inputs are refused with a declared
+:class:`~audit_core.errors.AuditInputError` (code ``METRIC_NOT_FINITE``).
+A metric that is undefined on the data (AUROC with one class present, for
+example) returns ``nan`` instead of raising, so that subgroup tables can show
+an empty cell; the docstring of each metric says when.
+
+Binary only: multi-class targets are refused (``METRIC_NOT_BINARY``).
+
+Conventions
+-----------
+* AUROC is the weighted Mann–Whitney statistic with tied scores counted as
+  one half; it equals :func:`sklearn.metrics.roc_auc_score`.
+* Average precision is the stepwise sum ``Σ_k (R_k − R_{k−1}) P_k`` over the
+  distinct score thresholds (no interpolation), as
+  :func:`sklearn.metrics.average_precision_score`.
+* ``log_loss`` clips ``p`` to ``[1e-8, 1 − 1e-8]`` (SPEC §0 clipping); for
+  probabilities inside that range it equals :func:`sklearn.metrics.log_loss`.
+* ECE uses equal-width bins on [0, 1] assigned exactly as
+  :func:`sklearn.calibration.calibration_curve` with ``strategy="uniform"``
+  (bin ``i`` holds ``(i/B, (i+1)/B]``, the first bin also holds 0), weighted by
+  bin mass: ``ECE = Σ_b (W_b / W) |ȳ_b − p̄_b|``.
+* Calibration intercept and slope come from the unpenalised weighted logistic
+  regression ``logit P(Y=1) = a + b · logit p̂`` (Newton–Raphson), with
+  ``p̂`` clipped to ``[1e-8, 1 − 1e-8]``. When the fit does not converge
+  (perfect separation) both are ``nan``.
+
+Examples
+--------
+>>> brier_score([0, 1], [0.25, 0.75])
+0.0625
+>>> auroc([0, 0, 1, 1], [0.1, 0.4, 0.35, 0.8])
+0.75
+"""
+from __future__ import annotations
+
+from typing import Callable
+
+import numpy as np
+
+from .errors import fail, register_messages
+
+__all__ = [
+    "METRICS",
+    "METRIC_DIRECTION",
+    "prevalence",
+    "auroc",
+    "average_precision",
+    "pr_skill",
+    "brier_score",
+    "log_loss",
+    "expected_calibration_error",
+    "calibration_bins",
+    "calibration_intercept_slope",
+    "calibration_intercept",
+    "calibration_slope",
+    "check_binary_inputs",
+    "EPS_LOGIT",
+]
+
+register_messages(
+    {
+        "METRIC_NOT_FINITE": "{what} contains NaN or infinite values; metrics refuse them (drop or impute first).",
+        "METRIC_SHAPE": "{what} must be one-dimensional with {n} entries, got shape {shape}.",
+        "METRIC_NOT_BINARY": (
+            "Metrics here are binary-only: y_true must hold only 0 and 1, got values {values}."
+        ),
+        "METRIC_PROB_RANGE": "p must be a probability in [0, 1]; found values from {lo} to {hi}.",
+        "METRIC_BAD_WEIGHTS": "sample_weight must be non-negative with a positive sum ({detail}).",
+        "METRIC_EMPTY": "Metrics need at least one record.",
+        "METRIC_BAD_BINS": "n_bins must be a positive integer, got {n_bins!r}.",
+    }
+)
+
+#: probabilities are clipped to [EPS_LOGIT, 1 - EPS_LOGIT] before logs/logits.
+EPS_LOGIT = 1e-8
+
+
+def _as_1d(x, what: str) -> np.ndarray:
+    if hasattr(x, "to_numpy"):
+        x = x.to_numpy()
+    try:
+        arr = np.asarray(x, dtype=float)
+    except (TypeError, ValueError):
+        raise fail("METRIC_NOT_FINITE", what=what) from None
+    return arr
+
+
+def check_binary_inputs(y_true, p, sample_weight=None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Validate and convert metric inputs.
+
+    Parameters
+    ----------
+    y_true : array-like of shape (n,)
+    p : array-like of shape (n,)
+    sample_weight : array-like of shape (n,), optional
+
+    Returns
+    -------
+    y : ndarray of float, shape (n,), values 0.0/1.0
+    p : ndarray of float, shape (n,)
+    w : ndarray of float, shape (n,), mean 1
+    """
+    y = _as_1d(y_true, "y_true")
+    q = _as_1d(p, "p")
+    if y.ndim != 1:
+        raise fail("METRIC_SHAPE", what="y_true", n="n", shape=y.shape)
+    n = y.shape[0]
+    if n == 0:
+        raise fail("METRIC_EMPTY")
+    if q.shape != (n,):
+        raise fail("METRIC_SHAPE", what="p", n=n, shape=q.shape)
+    if not np.isfinite(y).all():
+        raise fail("METRIC_NOT_FINITE", what="y_true")
+    if not np.isfinite(q).all():
+        raise fail("METRIC_NOT_FINITE", what="p")
+    bad = (y != 0) & (y != 1)
+    if bad.any():
+        raise fail("METRIC_NOT_BINARY", values=sorted(set(np.unique(y[bad]).tolist()))[:5])
+    if q.min() < 0 or q.max() > 1:
+        raise fail("METRIC_PROB_RANGE", lo=float(q.min()), hi=float(q.max()))
+    if sample_weight is None:
+        w = np.ones(n)
+    else:
+        w = _as_1d(sample_weight, "sample_weight")
+        if w.shape != (n,):
+            raise fail("METRIC_SHAPE", what="sample_weight", n=n, shape=w.shape)
+        if not np.isfinite(w).all():
+            raise fail("METRIC_NOT_FINITE", what="sample_weight")
+        if (w < 0).any() or w.sum() <= 0:
+            raise fail("METRIC_BAD_WEIGHTS", detail=f"min {w.min():.3g}, sum {w.sum():.3g}")
+        w = w * (n / w.sum())
+    return y, q, w
+
+
+def prevalence(y_true, p=None, *, sample_weight=None) -> float:
+    """Weighted share of positives ``π = Σ w y / Σ w``.
+
+    ``p`` is accepted (and validated when given) so that every registry
+    metric shares one signature; it does not enter the value.
+    """
+    if p is None:
+        p = np.zeros(len(_as_1d(y_true, "y_true")))
+    y, _, w = check_binary_inputs(y_true, p, sample_weight)
+    return float(np.dot(w, y) / w.sum())
+
+
+def _tie_levels(q: np.ndarray, order: np.ndarray) -> np.ndarray:
+    """Start index of each run of equal scores in ``q[order]``."""
+    s = q[order]
+    starts = np.flatnonzero(np.r_[True, s[1:] != s[:-1]])
+    return starts
+
+
+def auroc(y_true, p, *, sample_weight=None) -> float:
+    """Weighted area under the ROC curve; ties count one half.
+
+    Returns ``nan`` when only one class is present.
+
+    Examples
+    --------
+    Scores 0.1, 0.4 (negatives) and 0.35, 0.8 (positives): of the four
+    positive–negative pairs, three are ordered correctly, so AUROC = 3/4.
+
+    >>> auroc([0, 0, 1, 1], [0.1, 0.4, 0.35, 0.8])
+    0.75
+    """
+    y, q, w = check_binary_inputs(y_true, p, sample_weight)
+    wp, wn = w * y, w * (1 - y)
+    W1, W0 = wp.sum(), wn.sum()
+    if W1 <= 0 or W0 <= 0:
+        return float("nan")
+    order = np.argsort(q, kind="stable")
+    starts = _tie_levels(q, order)
+    pos_lvl = np.add.reduceat(wp[order], starts)
+    neg_lvl = np.add.reduceat(wn[order], starts)
+    neg_below = np.cumsum(neg_lvl) - neg_lvl
+    return float(np.dot(pos_lvl, neg_below + 0.5 * neg_lvl) / (W1 * W0))
+
+
+def average_precision(y_true, p, *, sample_weight=None) -> float:
+    """Weighted stepwise average precision ``Σ_k (R_k − R_{k−1}) P_k``.
+
+    Thresholds are the distinct scores in decreasing order; tied scores
+    enter together. Returns ``nan`` when there is no positive.
+
+    Examples
+    --------
+    Scores 0.9 (pos), 0.8 (neg), 0.7 (pos): recall steps of 1/2 at
+    precision 1/1 and 2/3, so AP = 1/2 + 1/3 = 5/6.
+
+    >>> round(average_precision([1, 0, 1], [0.9, 0.8, 0.7]), 10)
+    0.8333333333
+    """
+    y, q, w = check_binary_inputs(y_true, p, sample_weight)
+    wp, wn = w * y, w * (1 - y)
+    W1 = wp.sum()
+    if W1 <= 0:
+        return float("nan")
+    order = np.argsort(-q, kind="stable")
+    starts = _tie_levels(q, order)
+    tp = np.cumsum(np.add.reduceat(wp[order], starts))
+    fp = np.cumsum(np.add.reduceat(wn[order], starts))
+    dtp = np.diff(np.r_[0.0, tp])
+    prec = np.divide(tp, tp + fp, out=np.zeros_like(tp), where=(tp + fp) > 0)
+    return float(np.dot(dtp, prec) / W1)
+
+
+def pr_skill(y_true, p, *, sample_weight=None) -> float:
+    """PR skill ``(AP − π) / (1 − π)``: 0 for a random ranking, 1 for a perfect one.
+
+    Returns ``nan`` when ``π`` is 0 or 1.
+    """
+    y, q, w = check_binary_inputs(y_true, p, sample_weight)
+    pi = float(np.dot(w, y) / w.sum())
+    if pi <= 0 or pi >= 1:
+        return float("nan")
+    ap = average_precision(y, q, sample_weight=w)
+    return float((ap - pi) / (1 - pi))
+
+
+def brier_score(y_true, p, *, sample_weight=None) -> float:
+    """Weighted mean squared error ``Σ w (p − y)² / Σ w``.
+
+    >>> brier_score([0, 1], [0.25, 0.75])
+    0.0625
+    """
+    y, q, w = check_binary_inputs(y_true, p, sample_weight)
+    return float(np.dot(w, (q - y) ** 2) / w.sum())
+
+
+def log_loss(y_true, p, *, sample_weight=None) -> float:
+    """Weighted negative log-likelihood with ``p`` clipped to ``[1e-8, 1 − 1e-8]``."""
+    y, q, w = check_binary_inputs(y_true, p, sample_weight)
+    q = np.clip(q, EPS_LOGIT, 1 - EPS_LOGIT)
+    ll = y * np.log(q) + (1 - y) * np.log1p(-q)
+    return float(-np.dot(w, ll) / w.sum())
+
+
+def _bin_ids(q: np.ndarray, n_bins: int) -> np.ndarray:
+    edges = np.linspace(0.0, 1.0, n_bins + 1)
+    return np.searchsorted(edges[1:-1], q)
+
+
+def _check_bins(n_bins) -> int:
+    if isinstance(n_bins, bool) or not isinstance(n_bins, (int, np.integer)) or n_bins < 1:
+        raise fail("METRIC_BAD_BINS", n_bins=n_bins)
+    return int(n_bins)
+
+
+def calibration_bins(y_true, p, *, n_bins: int = 15, sample_weight=None):
+    """Per-bin reliability table on equal-width bins (the reliability diagram).
+
+    Parameters
+    ----------
+    y_true, p : array-like of shape (n,)
+    n_bins : int, default 15
+    sample_weight : array-like of shape (n,), optional
+
+    Returns
+    -------
+    pandas.DataFrame with ``n_bins`` rows and columns ``bin``, ``lower``,
+    ``upper``, ``count`` (records), ``weight`` (normalised weight mass),
+    ``mean_p`` and ``frac_pos`` (``nan`` for empty bins).
+    """
+    import pandas as pd
+
+    n_bins = _check_bins(n_bins)
+    y, q, w = check_binary_inputs(y_true, p, sample_weight)
+    ids = _bin_ids(q, n_bins)
+    cnt = np.bincount(ids, minlength=n_bins)
+    W = np.bincount(ids, weights=w, minlength=n_bins)
+    sp = np.bincount(ids, weights=w * q, minlength=n_bins)
+    sy = np.bincount(ids, weights=w * y, minlength=n_bins)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mp = np.where(W > 0, sp / W, np.nan)
+        fy = np.where(W > 0, sy / W, np.nan)
+    edges = np.linspace(0.0, 1.0, n_bins + 1)
+    return pd.DataFrame(
+        {
+            "bin": np.arange(n_bins),
+            "lower": edges[:-1],
+            "upper": edges[1:],
+            "count": cnt,
+            "weight": W,
+            "mean_p": mp,
+            "frac_pos": fy,
+        }
+    )
+
+
+def expected_calibration_error(y_true, p, *, n_bins: int = 15, sample_weight=None) -> float:
+    """Expected calibration error on ``n_bins`` equal-width bins.
+
+    ``ECE = Σ_b (W_b / W) |ȳ_b − p̄_b|`` where ``ȳ_b`` and ``p̄_b`` are the
+    weighted mean label and mean probability of bin ``b``.
+
+    Examples
+    --------
+    With 2 bins, p = 0.2, 0.4 (labels 0, 1) fall in bin 0 (mean p 0.3, mean y
+    0.5) and p = 0.9 (label 1) in bin 1: ECE = 2/3·0.2 + 1/3·0.1 = 1/6.
+
+    >>> round(expected_calibration_error([0, 1, 1], [0.2, 0.4, 0.9], n_bins=2), 10)
+    0.1666666667
+    """
+    n_bins = _check_bins(n_bins)
+    y, q, w = check_binary_inputs(y_true, p, sample_weight)
+    ids = _bin_ids(q, n_bins)
+    sp = np.bincount(ids, weights=w * q, minlength=n_bins)
+    sy = np.bincount(ids, weights=w * y, minlength=n_bins)
+    return float(np.abs(sy - sp).sum() / w.sum())
+
+
+def _logit(q: np.ndarray) -> np.ndarray:
+    q = np.clip(q, EPS_LOGIT, 1 - EPS_LOGIT)
+    return np.log(q) - np.log1p(-q)
+
+
+def fit_logistic_1d(x: np.ndarray, y: np.ndarray, w: np.ndarray, *, max_iter: int = 100, tol: float = 1e-10, start=None):
+    """Unpenalised weighted logistic regression ``logit P(Y=1) = a + b x``.
+
+    Newton–Raphson with step halving; batched over leading axes of ``w``.
+
+    Parameters
+    ----------
+    x, y : ndarray of shape (n,)
+    w : ndarray of shape (n,) or (B, n)
+    start : (a, b), optional
+        Warm start (e.g. the full-sample fit when ``w`` holds bootstrap
+        counts); default the intercept-only solution.
+
+    Returns
+    -------
+    a, b : ndarray of shape ``w.shape[:-1]`` (floats for 1-d ``w``); ``nan``
+        where the fit did not converge (separation).
+    """
+    w2 = np.atleast_2d(w)
+    B = w2.shape[0]
+    theta = np.zeros((B, 2))
+    # start at the intercept-only solution
+    if start is None:
+        pbar = np.clip((w2 @ y) / w2.sum(axis=1), 1e-6, 1 - 1e-6)
+        theta[:, 0] = np.log(pbar / (1 - pbar))
+    else:
+        theta[:] = np.asarray(start, dtype=float)
+    X = np.stack([np.ones_like(x), x], axis=1)  # (n, 2)
+
+    def nll(th):
+        eta = th @ X.T
+        return (w2 * (np.logaddexp(0, eta) - y * eta)).sum(axis=1)
+
+    cur = nll(theta)
+    converged = np.zeros(B, dtype=bool)
+    for _ in range(max_iter):
+        eta = theta @ X.T
+        mu = 1.0 / (1.0 + np.exp(-eta))
+        r = w2 * (y - mu)
+        g = np.stack([r.sum(axis=1), r @ x], axis=1)
+        v = w2 * mu * (1 - mu)
+        h00, h01, h11 = v.sum(axis=1), v @ x, v @ (x * x)
+        det = h00 * h11 - h01 * h01
+        with np.errstate(divide="ignore", invalid="ignore"):
+            step = np.stack([(h11 * g[:, 0] - h01 * g[:, 1]) / det, (h00 * g[:, 1] - h01 * g[:, 0]) / det], axis=1)
+        step[~np.isfinite(step)] = 0.0
+        t = np.ones(B)
+        new = theta + step
+        val = nll(new)
+        for _h in range(30):
+            worse = val > cur + 1e-12 * np.abs(cur)
+            if not worse.any():
+                break
+            t = np.where(worse, t / 2, t)
+            new = theta + t[:, None] * step
+            val = np.where(worse, nll(new), val)
+        delta = np.abs(new - theta).max(axis=1)
+        theta, cur = new, val
+        converged = delta < tol * (1 + np.abs(theta).max(axis=1))
+        if converged.all():
+            break
+    # complete or quasi-complete separation: the MLE does not exist
+    live = w2 > 0
+    neg, pos = live & (y == 0), live & (y == 1)
+    sep_up = np.where(neg, x, -np.inf).max(axis=1) <= np.where(pos, x, np.inf).min(axis=1)
+    sep_down = np.where(pos, x, -np.inf).max(axis=1) <= np.where(neg, x, np.inf).min(axis=1)
+    ok = converged & ~sep_up & ~sep_down & (np.abs(theta).max(axis=1) < 1e6)
+    theta[~ok] = np.nan
+    if np.ndim(w) == 1:
+        return float(theta[0, 0]), float(theta[0, 1])
+    return theta[:, 0], theta[:, 1]
+
+
+def calibration_intercept_slope(y_true, p, *, sample_weight=None) -> tuple[float, float]:
+    """Calibration intercept ``a`` and slope ``b`` of ``logit P(Y=1) = a + b · logit p̂``.
+
+    Unpenalised and weighted; a perfectly calibrated model has ``a = 0``,
+    ``b = 1``. Returns ``(nan, nan)`` with one class present or under
+    perfect separation.
+
+    Returns
+    -------
+    (float, float)
+    """
+    y, q, w = check_binary_inputs(y_true, p, sample_weight)
+    if y.min() == y.max():
+        return float("nan"), float("nan")
+    return fit_logistic_1d(_logit(q), y, w)
+
+
+def calibration_intercept(y_true, p, *, sample_weight=None) -> float:
+    """Intercept ``a`` of :func:`calibration_intercept_slope`."""
+    return calibration_intercept_slope(y_true, p, sample_weight=sample_weight)[0]
+
+
+def calibration_slope(y_true, p, *, sample_weight=None) -> float:
+    """Slope ``b`` of :func:`calibration_intercept_slope`."""
+    return calibration_intercept_slope(y_true, p, sample_weight=sample_weight)[1]
+
+
+#: name -> scalar metric ``f(y_true, p, *, sample_weight=None)``.
+METRICS: dict[str, Callable[..., float]] = {
+    "prevalence": prevalence,
+    "auroc": auroc,
+    "average_precision": average_precision,
+    "pr_skill": pr_skill,
+    "brier_score": brier_score,
+    "log_loss": log_loss,
+    "ece": expected_calibration_error,
+    "calibration_intercept": calibration_intercept,
+    "calibration_slope": calibration_slope,
+}
+
+#: name -> "higher" (higher is better), "lower" or "target:<value>" (closer is better).
+METRIC_DIRECTION: dict[str, str] = {
+    "prevalence": "none",
+    "auroc": "higher",
+    "average_precision": "higher",
+    "pr_skill": "higher",
+    "brier_score": "lower",
+    "log_loss": "lower",
+    "ece": "lower",
+    "calibration_intercept": "target:0",
+    "calibration_slope": "target:1",
+}

@@ -1,0 +1,44 @@
+"""Transport: a reliability audit under shift (SPEC §2). Binary targets only.
+
+Public surface::
+
+    from audit_core.transport import TransportConfig, TransportAudit, run_transport
+
+See :mod:`audit_core.transport.protocol` for the staged runner.
+"""
+from .conformal import calibrate, conformal_quantile, prediction_sets, set_report
+from .mappings import MAPPINGS, ProbabilityMapping, fit_mapping
+from .protocol import RESULT_COLUMNS, STAGES, TransportAudit, TransportConfig, run_transport
+from .results import TransportResult
+from .selective import aurc, excess_aurc, risk_selection_curve, selection_threshold, selective_stats
+from .splits import PARTITIONS, four_way_split
+from .stress import decomposition, percentile_within
+from .verdicts import DEFAULT_TOLERANCES, VERDICTS, classify_change
+
+__all__ = [
+    "TransportConfig",
+    "TransportAudit",
+    "TransportResult",
+    "run_transport",
+    "STAGES",
+    "RESULT_COLUMNS",
+    "PARTITIONS",
+    "MAPPINGS",
+    "VERDICTS",
+    "DEFAULT_TOLERANCES",
+    "four_way_split",
+    "fit_mapping",
+    "ProbabilityMapping",
+    "selection_threshold",
+    "selective_stats",
+    "risk_selection_curve",
+    "aurc",
+    "excess_aurc",
+    "conformal_quantile",
+    "calibrate",
+    "prediction_sets",
+    "set_report",
+    "decomposition",
+    "percentile_within",
+    "classify_change",
+]

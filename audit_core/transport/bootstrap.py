@@ -1,0 +1,301 @@
+"""Vectorised, stratified, weighted bootstrap on a fixed pipeline.
+
+A replicate is a vector of resampling counts over the test records (drawn
+with replacement *within each class*, so every replicate keeps the class
+counts). The model, mapping, thresholds and conformal quantiles stay fixed;
+each replicate's statistic is computed from ``counts × weights`` as record
+weights, all replicates at once:
+
+* linear statistics (prevalence, Brier, log loss, rates, coverages) are one
+  matrix product ``W @ M``;
+* AUROC and AP reuse one sort of the scores (ties grouped) and forward
+  cumulative sums along the replicate matrix (without ties: one cumulative
+  sum over all records plus one over the positives only);
+* ECE reuses the fixed bin assignment;
+* the calibration intercept and slope (the weighted logistic MLE) are found
+  in two phases. (i) Newton iterations on the third-order Taylor expansion
+  of the logistic mean around the full-sample fit: the expansion's score and
+  Hessian are polynomials in the step whose coefficients are 16 weighted
+  moments, linear in the weights, so they come from the same ``W @ M``
+  product and each iteration costs O(B). (ii) Exact Newton steps on the true
+  likelihood from that point, each one pass over ``W``, until the step is
+  within the tolerance (usually the first); any replicate not converged after
+  three exact steps is refitted by :func:`~audit_core.metrics.fit_logistic_1d`.
+  Phase (i) only chooses the starting point, so the estimate is the same
+  MLE, to the same convergence tolerance, as plain Newton from the warm start.
+
+Replicates are processed in chunks to bound memory (``chunk × n`` floats).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..metrics import EPS_LOGIT, fit_logistic_1d
+
+__all__ = ["stratified_counts", "BatchedMetrics", "percentile_interval"]
+
+
+def stratified_counts(y: np.ndarray, B: int, rng: np.random.Generator) -> np.ndarray:
+    """Resampling counts of shape (B, n), stratified by ``y``.
+
+    Each row sums, within every class, to that class's record count.
+    """
+    y = np.asarray(y)
+    n = len(y)
+    out = np.zeros((B, n), dtype=np.float64)
+    for c in np.unique(y):
+        idx = np.flatnonzero(y == c)
+        draw = idx[rng.integers(0, len(idx), size=(B, len(idx)))]
+        flat = (draw + (np.arange(B) * n)[:, None]).ravel()
+        out += np.bincount(flat, minlength=B * n).reshape(B, n)
+    return out
+
+
+def percentile_interval(values: np.ndarray, level: float = 0.95) -> tuple[float, float]:
+    """Percentile interval of replicate values of shape (B,), ignoring NaN."""
+    v = np.asarray(values, dtype=float)
+    v = v[np.isfinite(v)]
+    if len(v) == 0:
+        return float("nan"), float("nan")
+    lo, hi = np.quantile(v, [(1 - level) / 2, 1 - (1 - level) / 2])
+    return float(lo), float(hi)
+
+
+#: number of Taylor-moment columns appended to ``M`` (see ``_taylor_columns``).
+_N_TAYLOR = 16
+
+
+def _taylor_columns(x, y, start):
+    """Columns whose weighted sums give the third-order Taylor model of the
+    logistic score around ``start`` (shape (n, 16)).
+
+    Order: ``y, y x``, then ``s_k x^j`` for ``k = 0..3`` and ``j = 0..k+1``,
+    where ``s_k`` is the k-th derivative of the logistic function at
+    ``a0 + b0 x``.
+    """
+    from scipy.special import expit
+
+    s0 = expit(start[0] + start[1] * x)
+    s1 = s0 * (1 - s0)
+    s2 = s1 * (1 - 2 * s0)
+    s3 = s1 * (1 - 6 * s1)
+    cols = [y, y * x]
+    for k, sk in enumerate((s0, s1, s2, s3)):
+        xp = np.ones_like(x)
+        for _j in range(k + 2):
+            cols.append(sk * xp)
+            xp = xp * x
+    return np.stack(cols, axis=1)
+
+
+def _taylor_newton(T, start, *, iters: int = 25):
+    """Newton on the Taylor model from the moment sums ``T`` of shape (B, 16).
+
+    Returns the model's root ``(a, b)`` (arrays of shape (B,)); replicates
+    where it is not finite keep the warm start.
+    """
+    B = T.shape[0]
+    Sy, Syx = T[:, 0], T[:, 1]
+    m = [None] * 4
+    pos = 2
+    for k in range(4):
+        m[k] = [T[:, pos + j] for j in range(k + 2)]
+        pos += k + 2
+    da = np.zeros(B)
+    db = np.zeros(B)
+
+    def mom(k, j):
+        return m[k][j]
+
+    with np.errstate(all="ignore"):
+        for _ in range(iters):
+            # δ^p expansion coefficients: Σ W s_k δ^p x^t  = Σ_l C(p,l) da^(p-l) db^l M_k,(l+t)
+            def poly(k, p, t):
+                if p == 0:
+                    return mom(k, t)
+                if p == 1:
+                    return da * mom(k, t) + db * mom(k, t + 1)
+                if p == 2:
+                    return da * da * mom(k, t) + 2 * da * db * mom(k, t + 1) + db * db * mom(k, t + 2)
+                return (da ** 3 * mom(k, t) + 3 * da * da * db * mom(k, t + 1) + 3 * da * db * db * mom(k, t + 2)
+                        + db ** 3 * mom(k, t + 3))
+
+            g = []
+            for t, sy in ((0, Sy), (1, Syx)):
+                g.append(sy - (poly(0, 0, t) + poly(1, 1, t) + 0.5 * poly(2, 2, t) + poly(3, 3, t) / 6.0))
+            h = {}
+            for t in (0, 1, 2):
+                h[t] = poly(1, 0, t) + poly(2, 1, t) + 0.5 * poly(3, 2, t)
+            det = h[0] * h[2] - h[1] * h[1]
+            sa = (h[2] * g[0] - h[1] * g[1]) / det
+            sb = (h[0] * g[1] - h[1] * g[0]) / det
+            da, db = da + sa, db + sb
+            if np.all(np.abs(sa) + np.abs(sb) < 1e-13 * (1 + np.abs(start[0]) + np.abs(start[1]))):
+                break
+        a, b = start[0] + da, start[1] + db
+        bad = ~(np.isfinite(a) & np.isfinite(b)) | (np.abs(da) + np.abs(db) > 1.0)
+    a[bad], b[bad] = start[0], start[1]
+    return a, b
+
+
+def _newton_warm(x, y, W, start, *, steps: int = 3, tol: float = 1e-7, a0=None, b0=None, gy=None):
+    """Batched logistic MLE: at most ``steps`` plain Newton steps from
+    ``(a0, b0)`` (per replicate; default the common warm ``start``;
+    ``gy``, shape (B, 2), optionally gives ``W @ [y, y x]``);
+    replicates that have not converged (relative step > ``tol``) are
+    refitted with the safeguarded :func:`~audit_core.metrics.fit_logistic_1d`."""
+    if start is None:
+        return fit_logistic_1d(x, y, W)
+    from scipy.special import expit
+
+    B = W.shape[0]
+    a = np.full(B, float(start[0])) if a0 is None else np.array(a0, dtype=float)
+    b = np.full(B, float(start[1])) if b0 is None else np.array(b0, dtype=float)
+    X2 = np.stack([np.ones_like(x), x], axis=1)
+    X3 = np.stack([np.ones_like(x), x, x * x], axis=1)
+    gy = np.stack([W @ y, W @ (y * x)], axis=1) if gy is None else gy
+    ok = np.zeros(B, dtype=bool)
+    live = np.arange(B)  # replicates still iterating
+    for _ in range(steps):
+        Wl = W if live.size == B else W[live]
+        al, bl = a[live], b[live]
+        mu = expit(al[:, None] + bl[:, None] * x[None, :])
+        Wm = Wl * mu
+        g = gy[live] - Wm @ X2
+        mu -= 1.0
+        Wm *= mu  # W mu (mu - 1) = -W v
+        h = -(Wm @ X3)
+        h00, h01, h11 = h[:, 0], h[:, 1], h[:, 2]
+        g0, g1 = g[:, 0], g[:, 1]
+        det = h00 * h11 - h01 * h01
+        with np.errstate(divide="ignore", invalid="ignore"):
+            da = (h11 * g0 - h01 * g1) / det
+            db = (h00 * g1 - h01 * g0) / det
+        a[live], b[live] = al + da, bl + db
+        done = np.isfinite(a[live]) & np.isfinite(b[live]) & (
+            np.maximum(np.abs(da), np.abs(db)) <= tol * (1 + np.abs(a[live]) + np.abs(b[live])))
+        ok[live[done]] = True
+        live = live[~done]
+        if live.size == 0:
+            break
+    if not ok.all():
+        bad = np.flatnonzero(~ok)
+        a2, b2 = fit_logistic_1d(x, y, W[bad])
+        a[bad], b[bad] = a2, b2
+    return a, b
+
+
+class BatchedMetrics:
+    """Metric registry values for many weight vectors over fixed ``(y, p)``.
+
+    Parameters
+    ----------
+    y : ndarray of shape (n,)
+    p : ndarray of shape (n,)
+    n_bins : int
+        ECE bins.
+    linear : dict of str to ndarray of shape (n,), optional
+        Extra statistics of the form ``Σ w v / Σ w``.
+    ratios : dict of str to (num (n,), den (n,)), optional
+        Extra statistics ``Σ w num / Σ w den``.
+    """
+
+    def __init__(self, y, p, *, n_bins: int = 15, linear=None, ratios=None, with_calibration=True):
+        self.y = np.asarray(y, dtype=float)
+        self.p = np.asarray(p, dtype=float)
+        q = np.clip(self.p, EPS_LOGIT, 1 - EPS_LOGIT)
+        self.x = np.log(q) - np.log1p(-q)
+        self.with_calibration = with_calibration
+        y, p = self.y, self.p
+        cols = {
+            "prevalence": y,
+            "brier_score": (p - y) ** 2,
+            "log_loss": -(y * np.log(q) + (1 - y) * np.log1p(-q)),
+        }
+        cols.update(linear or {})
+        self.lin_names = list(cols)
+        ratios = ratios or {}
+        self.ratio_names = list(ratios)
+        mats = list(cols.values()) + [r[0] for r in ratios.values()] + [r[1] for r in ratios.values()]
+        self._tot = len(mats)
+        self.M = np.stack(mats + [np.ones_like(y)], axis=1)
+        # ranking: ascending for AUROC, tie starts. When p is already sorted
+        # (the protocol passes records in score order) no gather is needed.
+        self.presorted = bool(np.all(np.diff(p) >= 0))
+        self.order = None if self.presorted else np.argsort(p, kind="stable")
+        s = p if self.presorted else p[self.order]
+        self.starts = np.flatnonzero(np.r_[True, s[1:] != s[:-1]])
+        self.y_sorted = y if self.presorted else y[self.order]
+        # ECE bins (same assignment as metrics.expected_calibration_error);
+        # bins are monotone in p, so score order is also bin order.
+        edges = np.linspace(0.0, 1.0, n_bins + 1)
+        b = np.searchsorted(edges[1:-1], s)
+        self.bin_starts = np.flatnonzero(np.r_[True, b[1:] != b[:-1]])
+        self.resid_sorted = s - self.y_sorted
+        self.start = None
+        if with_calibration and 0 < y.sum() < len(y):
+            a, b = fit_logistic_1d(self.x, y, np.ones(len(y)))
+            if np.isfinite(a) and np.isfinite(b):
+                self.start = (a, b)
+        if self.start is not None:
+            self.M = np.concatenate([self.M, _taylor_columns(self.x, y, self.start)], axis=1)
+        self.pos_idx = np.flatnonzero(self.y_sorted == 1)
+
+    def compute(self, W: np.ndarray) -> dict[str, np.ndarray]:
+        """Statistics for weight matrix ``W`` of shape (B, n); values of shape (B,)."""
+        W = np.atleast_2d(np.asarray(W, dtype=float))
+        S = W @ self.M
+        tot = S[:, self._tot]
+        out = {}
+        k = len(self.lin_names)
+        for j, name in enumerate(self.lin_names):
+            out[name] = S[:, j] / tot
+        r = len(self.ratio_names)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            for j, name in enumerate(self.ratio_names):
+                out[name] = S[:, k + j] / S[:, k + r + j]
+        Ws = W if self.presorted else W[:, self.order]
+        with np.errstate(invalid="ignore", divide="ignore"):
+            if len(self.starts) == len(self.y_sorted):
+                # no tied scores: positives and negatives are separate records.
+                # cw = cumulative weight in ascending score order; at a
+                # positive record, cumulative negatives = cw - cumulative positives.
+                cw = np.cumsum(Ws, axis=1)
+                WP = Ws[:, self.pos_idx]
+                cp = np.cumsum(WP, axis=1)
+                cn = cw[:, self.pos_idx]
+                cn -= cp
+                W1 = cp[:, -1] if WP.shape[1] else np.zeros(len(W))
+                W0 = cw[:, -1] - W1
+                out["auroc"] = np.einsum("ij,ij->i", WP, cn) / (W1 * W0)
+                # AP over descending thresholds: at positive record j,
+                # TP = W1 - cp_j + w_j, FP = W0 - cn_j
+                tp = W1[:, None] - cp
+                tp += WP
+                den = W0[:, None] - cn
+                den += tp
+                ap = np.einsum("ij,ij->i", WP, tp / np.maximum(den, 1e-300)) / W1
+            else:  # tied scores: one level per distinct score
+                pos = np.add.reduceat(Ws * self.y_sorted, self.starts, axis=1)
+                neg = np.add.reduceat(Ws, self.starts, axis=1) - pos
+                W1, W0 = pos.sum(axis=1), neg.sum(axis=1)
+                cp, cn = np.cumsum(pos, axis=1), np.cumsum(neg, axis=1)
+                out["auroc"] = (pos * (cn - 0.5 * neg)).sum(axis=1) / (W1 * W0)
+                tp = W1[:, None] - cp + pos
+                fp = W0[:, None] - cn + neg
+                prec = np.where(tp + fp > 0, tp / np.maximum(tp + fp, 1e-300), 0.0)
+                ap = (pos * prec).sum(axis=1) / W1
+            out["average_precision"] = ap
+            pi = out["prevalence"]
+            out["pr_skill"] = (ap - pi) / (1 - pi)
+        binres = np.add.reduceat(Ws * self.resid_sorted, self.bin_starts, axis=1)
+        out["ece"] = np.abs(binres).sum(axis=1) / tot
+        if self.with_calibration:
+            if self.start is None:
+                a, b = _newton_warm(self.x, self.y, W, None)
+            else:
+                T = S[:, self._tot + 1:]
+                a0, b0 = _taylor_newton(T, self.start)
+                a, b = _newton_warm(self.x, self.y, W, self.start, a0=a0, b0=b0, gy=T[:, :2])
+            out["calibration_intercept"], out["calibration_slope"] = a, b
+        return out

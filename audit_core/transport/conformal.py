@@ -1,0 +1,115 @@
+"""Split conformal prediction sets for binary targets (stage 5).
+
+Scores are ``s = 1 − p̂_y`` with ``p̂_1 = p̂`` and ``p̂_0 = 1 − p̂``. On ``n``
+calibration scores the quantile is the order statistic
+``q̂ = s_(k)``, ``k = min(n, ⌈(n + 1)(1 − α)⌉)``. A class ``c`` is in the set
+when ``1 − p̂_c ≤ q̂``: ties are included and nothing is randomised.
+
+* marginal: one ``q̂`` from all calibration records;
+* label-conditional (Mondrian by class): ``q̂_c`` from the records of class
+  ``c`` only, applied to class ``c``'s score.
+
+Calibration uses the selection/conformal-calibration partition of the source
+only. Coverage is reported unweighted (the guarantee's scale) and weighted.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+#: floating-point allowance for ties between a class score and q̂.
+TIE_EPS = 1e-12
+
+__all__ = ["TIE_EPS", "class_scores", "conformal_quantile", "calibrate", "prediction_sets", "set_report"]
+
+
+def class_scores(p: np.ndarray) -> np.ndarray:
+    """Non-conformity of each class, ``1 − p̂_c``; shape (n, 2).
+
+    Column 0 is ``1 − (1 − p̂)`` and column 1 is ``1 − p̂``, computed with
+    the same floating-point expressions for calibration and prediction so
+    that ties are exact.
+    """
+    p = np.asarray(p, dtype=float)
+    return np.stack([1.0 - (1.0 - p), 1.0 - p], axis=1)
+
+
+def conformal_quantile(scores: np.ndarray, alpha: float) -> float:
+    """``s_(k)`` with ``k = min(n, ⌈(n + 1)(1 − α)⌉)`` (1-based order statistic).
+
+    Examples
+    --------
+    n = 4 scores, α = 0.2: k = min(4, ⌈5 · 0.8⌉) = 4, the largest score.
+
+    >>> conformal_quantile(np.array([0.1, 0.3, 0.3, 0.2]), 0.2)
+    0.3
+    """
+    s = np.sort(np.asarray(scores, dtype=float))
+    n = len(s)
+    if n == 0:
+        return float("inf")
+    # round the float product before the ceiling so that a product that is an
+    # integer in exact arithmetic is never pushed up by representation error
+    k = min(n, math.ceil(round((n + 1) * (1 - alpha), 9)))
+    return float(s[k - 1])
+
+
+def calibrate(y: np.ndarray, p: np.ndarray, alpha: float) -> dict[str, np.ndarray | float]:
+    """Marginal ``q̂`` and per-class ``q̂_c`` from calibration records.
+
+    Returns
+    -------
+    dict with ``marginal`` (float) and ``label_conditional`` (ndarray of
+    shape (2,)).
+    """
+    y = np.asarray(y).astype(int)
+    S = class_scores(p)
+    s = S[np.arange(len(y)), y]
+    return {
+        "marginal": conformal_quantile(s, alpha),
+        "label_conditional": np.array([conformal_quantile(s[y == c], alpha) for c in (0, 1)]),
+    }
+
+
+def prediction_sets(p: np.ndarray, qhat) -> np.ndarray:
+    """Boolean membership matrix of shape (n, 2): class ``c`` in the set iff ``1 − p̂_c ≤ q̂_c``.
+
+    Ties are included, up to a floating-point allowance of ``1e-12`` (so that
+    ``1 − 0.7 = 0.30000000000000004`` counts as a tie with ``q̂ = 0.3``).
+    """
+    q = np.broadcast_to(np.asarray(qhat, dtype=float), (2,))
+    return class_scores(p) <= q[None, :] + TIE_EPS
+
+
+def set_report(y: np.ndarray, sets: np.ndarray, *, sample_weight: np.ndarray | None = None) -> dict[str, float]:
+    """Coverage and set-size statistics.
+
+    Returns
+    -------
+    dict with ``coverage`` and ``coverage_weighted``; ``coverage_class0/1``;
+    ``singleton_accuracy_class0/1`` (of the records whose set is ``{c}``, the
+    share with ``y = c``); ``mean_set_size``, ``singleton_rate``,
+    ``two_class_rate``, ``empty_rate``; ``worst_class_coverage``. Rates are
+    unweighted except ``coverage_weighted``.
+    """
+    y = np.asarray(y).astype(int)
+    n = len(y)
+    covered = sets[np.arange(n), y]
+    size = sets.sum(axis=1)
+    w = np.ones(n) if sample_weight is None else np.asarray(sample_weight, dtype=float)
+    out = {
+        "coverage": float(covered.mean()),
+        "coverage_weighted": float(np.dot(w, covered) / w.sum()),
+        "mean_set_size": float(size.mean()),
+        "singleton_rate": float((size == 1).mean()),
+        "two_class_rate": float((size == 2).mean()),
+        "empty_rate": float((size == 0).mean()),
+    }
+    for c in (0, 1):
+        m = y == c
+        out[f"coverage_class{c}"] = float(covered[m].mean()) if m.any() else float("nan")
+        single = (size == 1) & sets[:, c]
+        out[f"singleton_accuracy_class{c}"] = float((y[single] == c).mean()) if single.any() else float("nan")
+    out["worst_class_coverage"] = float(np.nanmin([out["coverage_class0"], out["coverage_class1"]]))
+    return out

@@ -1,0 +1,154 @@
+"""Point evaluation of one fixed pipeline on one test set (stages 4, 5, 7).
+
+:func:`evaluate_pipeline` returns long-form rows (dicts) for the metric
+registry, the transported selective rules and both conformal methods; the
+protocol adds the identifying columns. :func:`bootstrap_spec` builds the
+batched statistics used by the bootstrap for the same quantities.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..metrics import METRICS, calibration_intercept_slope, expected_calibration_error
+from . import conformal as cf
+from . import selective as sl
+from .bootstrap import BatchedMetrics
+
+__all__ = ["Rules", "fit_rules", "evaluate_pipeline", "bootstrap_spec", "CORE_METRICS"]
+
+CORE_METRICS = tuple(METRICS)
+
+
+@dataclass(frozen=True)
+class Rules:
+    """Operating rules fitted on the source selection partition.
+
+    Attributes
+    ----------
+    thresholds : dict of float to float
+        Desired selection rate ``s`` → confidence threshold ``τ_s``.
+    qhat : dict of float to dict
+        ``α`` → ``{"marginal": float, "label_conditional": ndarray (2,)}``.
+    hcep_thresholds : tuple of float
+        Fixed confidence thresholds for HCEP.
+    """
+
+    thresholds: dict
+    qhat: dict
+    hcep_thresholds: tuple
+
+    def rows(self) -> list[dict]:
+        out = [dict(analysis="selective", metric="threshold", value=t, selection_rate=s) for s, t in self.thresholds.items()]
+        for a, q in self.qhat.items():
+            out.append(dict(analysis="conformal_marginal", metric="qhat", value=q["marginal"], alpha=a))
+            for c in (0, 1):
+                out.append(
+                    dict(analysis="conformal_label_conditional", metric=f"qhat_class{c}", value=float(q["label_conditional"][c]), alpha=a)
+                )
+        return out
+
+
+def fit_rules(y_sel, p_sel, *, selection_rates, alphas, hcep_thresholds, sample_weight=None) -> Rules:
+    """Thresholds and conformal quantiles from the selection partition only."""
+    c = sl.confidence(p_sel)
+    thr = {float(s): sl.selection_threshold(c, s, sample_weight=sample_weight) for s in selection_rates}
+    q = {float(a): cf.calibrate(y_sel, p_sel, a) for a in alphas}
+    return Rules(thr, q, tuple(float(t) for t in hcep_thresholds))
+
+
+def _metric_rows(y, p, w, weighting, n_bins) -> list[dict]:
+    out = []
+    for name, f in METRICS.items():
+        if name in ("calibration_intercept", "calibration_slope", "ece"):
+            continue
+        out.append(dict(analysis="metrics", metric=name, value=f(y, p, sample_weight=w), weighting=weighting))
+    out.append(dict(analysis="metrics", metric="ece", value=expected_calibration_error(y, p, n_bins=n_bins, sample_weight=w), weighting=weighting))
+    a, b = calibration_intercept_slope(y, p, sample_weight=w)
+    out.append(dict(analysis="metrics", metric="calibration_intercept", value=a, weighting=weighting))
+    out.append(dict(analysis="metrics", metric="calibration_slope", value=b, weighting=weighting))
+    return out
+
+
+def evaluate_pipeline(y, p, rules: Rules | None, *, weights=None, n_bins: int = 15, metrics: bool = True) -> list[dict]:
+    """Rows for one pipeline on one test set.
+
+    Parameters
+    ----------
+    y : ndarray of shape (n,)
+    p : ndarray of shape (n,)
+        Mapped positive-class probabilities.
+    rules : Rules or None
+        ``None`` reports only the metric registry (stage 4).
+    metrics : bool
+        Include the metric registry rows.
+    weights : ndarray of shape (n,), optional
+        When given, metrics and selective quantities are also reported with
+        ``weighting="weighted"``.
+    """
+    y = np.asarray(y).astype(int)
+    p = np.asarray(p, dtype=float)
+    rows: list[dict] = []
+    schemes = [("unweighted", None)] + ([("weighted", weights)] if weights is not None else [])
+    for weighting, w in schemes:
+        if metrics:
+            rows += _metric_rows(y, p, w, weighting, n_bins)
+        if rules is None:
+            continue
+        for s, tau in rules.thresholds.items():
+            st = sl.selective_stats(y, p, tau, sample_weight=w)
+            for k in ("rate", "risk", "hcep"):
+                rows.append(dict(analysis="selective", metric=k, value=st[k], weighting=weighting, selection_rate=s))
+        for t in rules.hcep_thresholds:
+            st = sl.selective_stats(y, p, t, sample_weight=w)
+            for k in ("rate", "risk", "hcep"):
+                rows.append(dict(analysis="selective", metric=f"{k}_at_{t:.2f}", value=st[k], weighting=weighting))
+        rows.append(dict(analysis="selective", metric="aurc", value=sl.aurc(y, p, sample_weight=w), weighting=weighting))
+        rows.append(dict(analysis="selective", metric="excess_aurc", value=sl.excess_aurc(y, p, sample_weight=w), weighting=weighting))
+    for a, q in (rules.qhat.items() if rules is not None else ()):
+        for method in ("marginal", "label_conditional"):
+            rep = cf.set_report(y, cf.prediction_sets(p, q[method]), sample_weight=weights)
+            for k, v in rep.items():
+                if k == "coverage_weighted":
+                    if weights is not None:
+                        rows.append(dict(analysis=f"conformal_{method}", metric="coverage", value=v, weighting="weighted", alpha=a))
+                    continue
+                rows.append(dict(analysis=f"conformal_{method}", metric=k, value=v, weighting="unweighted", alpha=a))
+    return rows
+
+
+def bootstrap_spec(y, p, rules: Rules, *, n_bins: int = 15):
+    """Batched statistics for the bootstrap, keyed ``(analysis, metric, alpha, selection_rate)``.
+
+    Returns
+    -------
+    BatchedMetrics, dict mapping its statistic names to row keys
+    """
+    y = np.asarray(y).astype(int)
+    p = np.asarray(p, dtype=float)
+    c = sl.confidence(p)
+    e = sl.errors(y, p)
+    lin, ratios, keys = {}, {}, {}
+    for m in CORE_METRICS:
+        keys[m] = ("metrics", m, None, None)
+    for s, tau in rules.thresholds.items():
+        a = (c >= tau).astype(float)
+        lin[f"rate_s{s}"] = a
+        keys[f"rate_s{s}"] = ("selective", "rate", None, s)
+        ratios[f"risk_s{s}"] = (a * e, a)
+        keys[f"risk_s{s}"] = ("selective", "risk", None, s)
+    for t in rules.hcep_thresholds:
+        a = (c >= t).astype(float)
+        lin[f"hcep_t{t}"] = a * e
+        keys[f"hcep_t{t}"] = ("selective", f"hcep_at_{t:.2f}", None, None)
+    for al, q in rules.qhat.items():
+        for method in ("marginal", "label_conditional"):
+            sets = cf.prediction_sets(p, q[method])
+            cov = sets[np.arange(len(y)), y].astype(float)
+            nm = f"cov_{method}_{al}"
+            lin[nm] = cov
+            keys[nm] = (f"conformal_{method}", "coverage", al, None)
+            lin[f"size_{method}_{al}"] = sets.sum(axis=1).astype(float)
+            keys[f"size_{method}_{al}"] = (f"conformal_{method}", "mean_set_size", al, None)
+    return BatchedMetrics(y, p, n_bins=n_bins, linear=lin, ratios=ratios), keys

@@ -1,0 +1,222 @@
+"""The long-form result table, aggregates, and saving (Parquet, JSON, registry).
+
+Columns of the result table (:data:`~audit_core.transport.protocol.RESULT_COLUMNS`):
+``analysis, condition, target_definition, domain, model, mapping, refit,
+metric, value, weighting, alpha, selection_rate``.
+
+``domain`` is ``id`` or ``ood`` for evaluations, ``ood-id`` for paired
+changes and ``source`` for quantities fitted on the source (thresholds,
+conformal quantiles, mapping parameters). ``refit`` is ``-1`` for rows that
+pool refits. ``alpha`` / ``selection_rate`` are ``NaN`` where they do not
+apply.
+"""
+from __future__ import annotations
+
+import io
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Mapping
+
+import numpy as np
+import pandas as pd
+
+__all__ = ["TransportResult", "paired_changes", "refit_summary", "conformal_tally", "model_family_sensitivity"]
+
+_KEYS = ["analysis", "condition", "target_definition", "model", "mapping", "refit", "metric", "weighting", "alpha",
+         "selection_rate"]
+
+
+def paired_changes(table: pd.DataFrame) -> pd.DataFrame:
+    """OOD − ID per refit for every evaluated quantity; ``domain="ood-id"``."""
+    t = table[table["domain"].isin(["id", "ood"])]
+    wide = t.pivot_table(index=_KEYS, columns="domain", values="value", dropna=False, aggfunc="first")
+    wide = wide.dropna(how="all")
+    if "id" not in wide or "ood" not in wide:
+        return pd.DataFrame(columns=list(table.columns))
+    out = (wide["ood"] - wide["id"]).rename("value").reset_index()
+    out["analysis"] = out["analysis"]
+    out["domain"] = "ood-id"
+    out = out[out["analysis"].isin(["metrics", "selective", "conformal_marginal", "conformal_label_conditional"])]
+    return out[list(table.columns)].reset_index(drop=True)
+
+
+def refit_summary(table: pd.DataFrame) -> pd.DataFrame:
+    """Mean, SD, median, min and max across refits for every quantity."""
+    t = table[table["refit"] >= 0]
+    keys = [k for k in _KEYS if k != "refit"] + ["domain"]
+    g = t.groupby(keys, dropna=False)["value"]
+    out = g.agg(["mean", "std", "median", "min", "max", "count"]).reset_index()
+    return out.rename(columns={"count": "n_refits"})
+
+
+def conformal_tally(table: pd.DataFrame) -> pd.DataFrame:
+    """Label-conditional vs marginal across all conditions.
+
+    A condition is one (condition, target definition, domain, model, mapping,
+    refit, alpha) cell. Counts where the worst-class coverage improves,
+    worsens or is unchanged (|difference| ≤ 1e-12) under label-conditional
+    sets, and the share of conditions where the mean set size grows.
+    """
+    keys = ["condition", "target_definition", "domain", "model", "mapping", "refit", "alpha"]
+    t = table[table["domain"].isin(["id", "ood"]) & (table["weighting"] == "unweighted")]
+
+    def pick(method, metric):
+        s = t[(t["analysis"] == f"conformal_{method}") & (t["metric"] == metric)]
+        return s.set_index(keys)["value"]
+
+    wc = pd.concat([pick("marginal", "worst_class_coverage"), pick("label_conditional", "worst_class_coverage")],
+                   axis=1, keys=["m", "lc"]).dropna()
+    sz = pd.concat([pick("marginal", "mean_set_size"), pick("label_conditional", "mean_set_size")],
+                   axis=1, keys=["m", "lc"]).dropna()
+    d = wc["lc"] - wc["m"]
+    n = len(wc)
+    return pd.DataFrame(
+        [
+            {"quantity": "conditions", "value": float(n)},
+            {"quantity": "worst_class_coverage_improved", "value": float((d > 1e-12).sum())},
+            {"quantity": "worst_class_coverage_worsened", "value": float((d < -1e-12).sum())},
+            {"quantity": "worst_class_coverage_unchanged", "value": float((d.abs() <= 1e-12).sum())},
+            {"quantity": "share_set_size_grew", "value": float((sz["lc"] > sz["m"] + 1e-12).mean()) if len(sz) else np.nan},
+        ]
+    )
+
+
+def model_family_sensitivity(table: pd.DataFrame, *, reference: str) -> pd.DataFrame:
+    """Mean paired change of each model minus that of the reference model, per metric and mapping."""
+    ch = table[(table["domain"] == "ood-id") & (table["condition"] == "clean") & (table["analysis"].isin(
+        ["metrics", "selective", "conformal_marginal", "conformal_label_conditional"]))]
+    keys = ["analysis", "mapping", "metric", "weighting", "alpha", "selection_rate"]
+    mean = ch.groupby(keys + ["model"], dropna=False)["value"].mean().unstack("model")
+    if reference not in mean or mean.shape[1] < 2:
+        return pd.DataFrame(columns=keys + ["model", "reference", "delta_change"])
+    rows = []
+    for m in mean.columns:
+        if m == reference:
+            continue
+        d = (mean[m] - mean[reference]).rename("delta_change").reset_index()
+        d["model"], d["reference"] = m, reference
+        rows.append(d)
+    return pd.concat(rows, ignore_index=True)
+
+
+@dataclass(frozen=True, eq=False)
+class TransportResult:
+    """Everything a transport run produced (binary targets only).
+
+    Attributes
+    ----------
+    table : pandas.DataFrame
+        The long-form result table.
+    verdicts : pandas.DataFrame
+        One row per (model, mapping, analysis, metric, weighting, alpha,
+        selection rate): mean change, bootstrap interval, tolerance, verdict.
+    summary : pandas.DataFrame
+        Across-refit aggregates.
+    extras : dict of str to DataFrame
+        ``reliability`` (bins), ``curves`` (risk–selection), ``conformal_tally``,
+        ``model_family``, ``partitions``, ``degradation_percentiles``.
+    manifest : dict
+        Config, seeds, input SHA-256, versions, partitions.
+    """
+
+    table: pd.DataFrame
+    verdicts: pd.DataFrame
+    summary: pd.DataFrame
+    extras: Mapping[str, pd.DataFrame]
+    manifest: dict
+
+    def to_frame(self) -> pd.DataFrame:
+        return self.table.copy()
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "manifest": self.manifest,
+            "results": json.loads(self.table.to_json(orient="records")),
+            "verdicts": json.loads(self.verdicts.to_json(orient="records")),
+        }
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), indent=1, default=str)
+
+    def results_parquet(self) -> bytes:
+        buf = io.BytesIO()
+        self.table.to_parquet(buf, index=False)
+        return buf.getvalue()
+
+    def save(self, directory: str | Path) -> dict[str, Path]:
+        """Write ``results.parquet``, ``verdicts.parquet``, ``results.json`` and ``manifest.json``."""
+        d = Path(directory)
+        d.mkdir(parents=True, exist_ok=True)
+        paths = {"results": d / "results.parquet", "verdicts": d / "verdicts.parquet",
+                 "json": d / "results.json", "manifest": d / "manifest.json"}
+        self.table.to_parquet(paths["results"], index=False)
+        self.verdicts.to_parquet(paths["verdicts"], index=False)
+        paths["json"].write_text(self.to_json())
+        paths["manifest"].write_text(json.dumps(self.manifest, indent=1, default=str))
+        return paths
+
+    def save_to_registry(self, registry, *, dataset_name: str, dataset_fingerprint: str | None = None) -> str:
+        """Save as a registry run (``audit_kind="transport"``); returns the run id."""
+        cfg = self.manifest["config"]
+        fp = dataset_fingerprint or next(iter(self.manifest["inputs_sha256"].values()))
+        tables = {"results": self.table, "verdicts": self.verdicts, "summary": self.summary}
+        tables.update({k: v for k, v in self.extras.items() if k != "partitions" and len(v.columns)})
+        manifest = {k: v for k, v in self.manifest.items() if k != "partitions"}
+        tables["partitions"] = self.extras["partitions"].astype({c: str for c in self.extras["partitions"].columns})
+        return registry.save(
+            audit_kind="transport",
+            dataset_name=dataset_name,
+            dataset_fingerprint=fp,
+            grouping_hash=None,
+            model_spec={"kind": cfg["models"][0], "models": cfg["models"], "mappings": cfg["mappings"]},
+            config=json.loads(json.dumps(cfg, default=str)),
+            tables=tables,
+            manifest=json.loads(json.dumps(manifest, default=str)),
+        )
+
+
+def _finalise(table: pd.DataFrame) -> pd.DataFrame:
+    from .protocol import RESULT_COLUMNS
+
+    t = table[list(RESULT_COLUMNS)].copy()
+    for col in ("analysis", "condition", "target_definition", "domain", "model", "mapping", "metric", "weighting"):
+        t[col] = t[col].astype(str)
+    t["refit"] = t["refit"].astype("int64")
+    for col in ("value", "alpha", "selection_rate"):
+        t[col] = pd.to_numeric(t[col], errors="coerce").astype("float64")
+    return t.reset_index(drop=True)
+
+
+def build_result(audit) -> TransportResult:
+    c = audit.config
+    table = _finalise(pd.DataFrame(audit._rows))
+    extras = dict(audit.tables)
+    extras["conformal_tally"] = conformal_tally(table)
+    extras["model_family"] = model_family_sensitivity(table, reference=c.models[0])
+    extras.update(_figure_tables(audit))
+    verdicts = extras.pop("verdicts")
+    return TransportResult(table=table, verdicts=verdicts, summary=refit_summary(table), extras=extras,
+                           manifest=audit.manifest)
+
+
+def _figure_tables(audit) -> dict[str, pd.DataFrame]:
+    """Reliability bins and risk–selection curves (refit 0) for the figures."""
+    from ..metrics import calibration_bins
+    from .selective import risk_selection_curve
+
+    c = audit.config
+    rel, curves = [], []
+    grid = np.linspace(0.01, 1.0, 100)
+    for m in c.models:
+        for mp in c.mappings:
+            for dom, y, w, _ in audit._test_sets(0):
+                p = audit._mapped(0, m, mp, dom)
+                b = calibration_bins(y, p, n_bins=c.n_bins)
+                b["domain"], b["model"], b["mapping"] = dom, m, mp
+                rel.append(b)
+                cov, risk = risk_selection_curve(y, p)
+                idx = np.minimum(np.searchsorted(cov, grid - 1e-12), len(cov) - 1)
+                curves.append(pd.DataFrame({"coverage": cov[idx], "risk": risk[idx], "domain": dom, "model": m,
+                                            "mapping": mp}))
+    return {"reliability": pd.concat(rel, ignore_index=True), "curves": pd.concat(curves, ignore_index=True)}

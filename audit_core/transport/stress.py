@@ -1,0 +1,381 @@
+"""Stresses (stage 6) and heterogeneity (stage 7) of the transport protocol.
+
+Target-definition sensitivity
+-----------------------------
+For the primary definition ``U`` and each other definition ``C`` a second
+pipeline is fitted on label ``C`` (same partitions, same model kind, seed
+and mapping kind). On identical records, ``M_LP`` is a metric with labels
+``L`` and pipeline ``P``:
+
+``D_Y = ½[(M_UU − M_CU) + (M_UC − M_CC)]`` (label effect),
+``D_P = ½[(M_UU − M_UC) + (M_CU − M_CC)]`` (pipeline effect).
+
+Intercept-only prevalence alignment shifts each pipeline's logits by a
+constant so that its weighted mean prediction equals the prevalence of the
+label it is scored against; the residual ``D_Y`` and ``D_P`` after alignment
+get bootstrap intervals (record resamples stratified by the joint labels,
+refit-averaged). The shift uses evaluation labels: it is a diagnostic, not
+an operating rule.
+
+Evidence degradation (raw feature space, budget ``m`` features)
+---------------------------------------------------------------
+* ``mcar`` — exactly ``m`` random features set missing in every record;
+* ``random_set:j`` — the same ``m`` features missing for all records,
+  ``J`` sets per refit (the whole distribution is kept);
+* ``targeted`` — the top ``m`` features by mutual information with the label
+  on (a seeded sample of) the train partition;
+* ``corruption`` — in every feature, 20 % of the values: numeric noise with
+  SD 0.2 × train SD, clipped to the train range and rounded for integer
+  columns; categorical values replaced by a different category drawn from
+  the train distribution;
+* ``oracle`` — the targeted features of 30 % of records replaced by those of
+  a random opposite-class train donor (uses the evaluation label, so it is a
+  bound, reported under its own condition name).
+
+Missing values are then handled by the pipeline's own imputers. The
+percentile of targeted deletion within the random-set distribution is
+``100 · (#{random < targeted} + ½ #{random = targeted}) / J``.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+from scipy.optimize import brentq
+
+from ..metrics import EPS_LOGIT, METRICS
+from .bootstrap import BatchedMetrics, percentile_interval, stratified_counts
+from .evaluation import evaluate_pipeline
+
+__all__ = [
+    "decomposition",
+    "align_intercept",
+    "mcar_fixed_count",
+    "delete_features",
+    "corrupt",
+    "oracle_replace",
+    "mutual_information_ranking",
+    "percentile_within",
+    "target_definition_stress",
+    "degradation_stress",
+    "heterogeneity_rows",
+]
+
+_DECOMP_METRICS = ("auroc", "brier_score", "log_loss", "ece", "calibration_intercept", "calibration_slope")
+
+
+def decomposition(m_uu: float, m_uc: float, m_cu: float, m_cc: float) -> tuple[float, float]:
+    """``(D_Y, D_P)`` from the 2×2 grid (first index label, second pipeline).
+
+    Examples
+    --------
+    M_UU = 0.10, M_UC = 0.14, M_CU = 0.20, M_CC = 0.16:
+    D_Y = ½[(0.10 − 0.20) + (0.14 − 0.16)] = −0.06,
+    D_P = ½[(0.10 − 0.14) + (0.20 − 0.16)] = 0.
+
+    >>> [round(v, 10) for v in decomposition(0.10, 0.14, 0.20, 0.16)]
+    [-0.06, 0.0]
+    """
+    d_y = 0.5 * ((m_uu - m_cu) + (m_uc - m_cc))
+    d_p = 0.5 * ((m_uu - m_uc) + (m_cu - m_cc))
+    return d_y, d_p
+
+
+def _logit(p):
+    q = np.clip(np.asarray(p, dtype=float), EPS_LOGIT, 1 - EPS_LOGIT)
+    return np.log(q) - np.log1p(-q)
+
+
+def align_intercept(p: np.ndarray, prevalence: float, *, sample_weight=None) -> np.ndarray:
+    """Shift logits by one constant so the weighted mean prediction equals ``prevalence``."""
+    z = _logit(p)
+    w = np.ones(len(z)) if sample_weight is None else np.asarray(sample_weight, dtype=float)
+    target = float(np.clip(prevalence, 1e-6, 1 - 1e-6))
+
+    def gap(d):
+        return float(np.dot(w, 1 / (1 + np.exp(-(z + d)))) / w.sum()) - target
+
+    d = brentq(gap, -50, 50, xtol=1e-12)
+    return 1 / (1 + np.exp(-(z + d)))
+
+
+# ------------------------------------------------------------ degradations
+def mcar_fixed_count(X: pd.DataFrame, features, m: int, rng: np.random.Generator) -> pd.DataFrame:
+    """Exactly ``m`` random features (of ``features``) missing in each record."""
+    feats = list(features)
+    k = min(m, len(feats))
+    keys = rng.random((len(X), len(feats)))
+    chosen = np.argsort(keys, axis=1)[:, :k]
+    mask = np.zeros((len(X), len(feats)), dtype=bool)
+    np.put_along_axis(mask, chosen, True, axis=1)
+    out = X.copy()
+    for j, f in enumerate(feats):
+        out[f] = out[f].mask(mask[:, j])
+    return out
+
+
+def delete_features(X: pd.DataFrame, columns) -> pd.DataFrame:
+    """The same features missing in every record."""
+    out = X.copy()
+    for f in columns:
+        out[f] = out[f].mask(np.ones(len(out), dtype=bool))
+    return out
+
+
+def corrupt(X: pd.DataFrame, train: pd.DataFrame, numeric, categorical, *, rate: float, sd: float,
+            rng: np.random.Generator) -> pd.DataFrame:
+    """Measurement corruption of ``rate`` of the values of each feature (see module docstring)."""
+    out = X.copy()
+    n = len(X)
+    for f in numeric:
+        tr = pd.to_numeric(train[f], errors="coerce").dropna()
+        hit = rng.random(n) < rate
+        if tr.empty or not hit.any():
+            continue
+        x = pd.to_numeric(out[f], errors="coerce").to_numpy(dtype=float, na_value=np.nan).copy()
+        noisy = np.clip(x + rng.normal(0, sd * float(tr.std(ddof=0)), n), tr.min(), tr.max())
+        is_int = pd.api.types.is_integer_dtype(train[f].dtype) or bool(np.all(tr == np.round(tr)))
+        if is_int:
+            noisy = np.round(noisy)
+        x[hit] = noisy[hit]
+        out[f] = x if not pd.api.types.is_integer_dtype(out[f].dtype) or np.isnan(x).any() else x.astype(out[f].dtype)
+    for f in categorical:
+        dist = train[f].dropna().astype(str).value_counts(normalize=True)
+        hit = rng.random(n) < rate
+        if len(dist) < 2 or not hit.any():
+            continue
+        cur = out[f].astype(str).to_numpy()
+        new = cur.astype(object).copy()
+        levels, probs = dist.index.to_numpy(), dist.to_numpy()
+        for v in np.unique(cur[hit]):
+            rows = np.flatnonzero(hit & (cur == v))
+            keep = levels != v
+            pr = probs[keep] / probs[keep].sum()
+            new[rows] = rng.choice(levels[keep], size=len(rows), p=pr)
+        col = pd.Series(new, index=out.index)
+        col[out[f].isna().to_numpy() & ~hit] = np.nan
+        out[f] = col
+    return out
+
+
+def oracle_replace(X: pd.DataFrame, y: np.ndarray, train: pd.DataFrame, y_train: np.ndarray, columns, *,
+                   rate: float, rng: np.random.Generator) -> pd.DataFrame:
+    """Label-informed oracle: ``columns`` of ``rate`` of records from an opposite-class train donor."""
+    out = X.copy()
+    hit = np.flatnonzero(rng.random(len(X)) < rate)
+    donors = np.empty(len(hit), dtype=int)
+    for c in (0, 1):
+        pool = np.flatnonzero(y_train != c)
+        sel = y[hit] == c
+        donors[sel] = pool[rng.integers(0, len(pool), sel.sum())]
+    for f in columns:
+        col = out[f].astype(object).to_numpy().copy() if not pd.api.types.is_numeric_dtype(out[f]) else out[f].to_numpy(dtype=float, na_value=np.nan).copy()
+        src = train[f].to_numpy()
+        col[hit] = src[donors]
+        out[f] = col
+    return out
+
+
+def mutual_information_ranking(train: pd.DataFrame, y: np.ndarray, numeric, categorical, *, max_rows: int,
+                               seed: int) -> list[str]:
+    """Raw features by decreasing mutual information with ``y`` on (a sample of) the train rows."""
+    from sklearn.feature_selection import mutual_info_classif
+
+    rng = np.random.default_rng(seed)
+    idx = np.arange(len(train))
+    if len(idx) > max_rows:
+        idx = np.sort(rng.choice(idx, max_rows, replace=False))
+    cols, discrete = [], []
+    for f in numeric:
+        x = pd.to_numeric(train[f].iloc[idx], errors="coerce")
+        cols.append(x.fillna(x.median() if x.notna().any() else 0.0).to_numpy(dtype=float))
+        discrete.append(False)
+    for f in categorical:
+        cols.append(pd.factorize(train[f].iloc[idx].astype(str))[0].astype(float))
+        discrete.append(True)
+    M = np.column_stack(cols)
+    mi = mutual_info_classif(M, y[idx], discrete_features=np.array(discrete), random_state=seed)
+    names = list(numeric) + list(categorical)
+    order = sorted(range(len(names)), key=lambda j: (-mi[j], j))
+    return [names[j] for j in order]
+
+
+def percentile_within(value: float, distribution: np.ndarray) -> float:
+    """Mid-rank percentile of ``value`` within ``distribution``.
+
+    >>> percentile_within(0.5, np.array([0.1, 0.5, 0.9, 1.0]))
+    37.5
+    """
+    d = np.asarray(distribution, dtype=float)
+    d = d[np.isfinite(d)]
+    if len(d) == 0 or not np.isfinite(value):
+        return float("nan")
+    return float(100 * ((d < value).sum() + 0.5 * (d == value).sum()) / len(d))
+
+
+# ------------------------------------------------------------ protocol steps
+def _primary_mapping(c) -> str:
+    return "platt" if "platt" in c.mappings else c.mappings[0]
+
+
+def target_definition_stress(audit) -> None:
+    """2×2 grid, decomposition and aligned residuals for each alternative definition."""
+    c = audit.config
+    U = c.primary_target
+    m0, mp = c.models[0], _primary_mapping(c)
+    for C in [str(t["name"]) for t in c.targets[1:]]:
+        reps: dict = {}
+        for r in range(c.n_refits):
+            audit._tick(0.5 * r / c.n_refits, f"Target definition {C}, refit {r + 1}")
+            pipe_c = audit._fit_pipeline(r, m0, C)
+            pipe_u = audit._pipes[(r, m0)]
+            for dom in audit._domains():
+                part = "id_test" if dom == "id" else "ood"
+                rows_ = audit._source_rows(r, "id_test") if dom == "id" else slice(None)
+                ys = audit._ysrc if dom == "id" else audit._ytgt
+                w = (audit._wsrc[rows_] if audit._wsrc is not None else None) if dom == "id" else audit._wtgt
+                labels = {U: ys[U][rows_], C: ys[C][rows_]}
+                preds = {U: pipe_u["maps"][mp](pipe_u["raw"][part]), C: pipe_c["maps"][mp](pipe_c["raw"][part])}
+                cells = {}
+                for aligned in (False, True):
+                    for L in (U, C):
+                        for P in (U, C):
+                            p = preds[P]
+                            if aligned:
+                                prev = float(np.average(labels[L], weights=w))
+                                p = align_intercept(p, prev, sample_weight=w)
+                            cells[(aligned, L, P)] = p
+                            if not aligned:
+                                vals = {k: METRICS[k](labels[L], p, sample_weight=w) for k in _DECOMP_METRICS}
+                                audit._emit([dict(analysis="target_grid", metric=k, value=v) for k, v in vals.items()],
+                                            target_definition=L, condition=f"pipeline={P}", domain=dom, model=m0,
+                                            mapping=mp, refit=r)
+                    pt = {k: decomposition(*[METRICS[k](labels[L], cells[(aligned, L, P)], sample_weight=w)
+                                             for L, P in ((U, U), (U, C), (C, U), (C, C))]) for k in _DECOMP_METRICS}
+                    cond = f"{U} vs {C}" + (" (aligned)" if aligned else "")
+                    audit._emit([dict(analysis="target_decomposition", metric=f"{k}:{nm}", value=v[i])
+                                 for k, v in pt.items() for i, nm in enumerate(("D_Y", "D_P"))],
+                                condition=cond, domain=dom, model=m0, mapping=mp, refit=r, target_definition=f"{U}|{C}")
+                # bootstrap of D_Y / D_P (raw and aligned), records stratified by joint label
+                joint = labels[U] * 2 + labels[C]
+                counts = stratified_counts(joint, c.n_bootstrap, np.random.default_rng([c.seed + 7919, r, 99]))
+                W = counts * w if w is not None else counts
+                for aligned in (False, True):
+                    vals = {}
+                    for L, P in ((U, U), (U, C), (C, U), (C, C)):
+                        vals[(L, P)] = BatchedMetrics(labels[L], cells[(aligned, L, P)], n_bins=c.n_bins).compute(W)
+                    for k in _DECOMP_METRICS:
+                        dy, dp = decomposition(vals[(U, U)][k], vals[(U, C)][k], vals[(C, U)][k], vals[(C, C)][k])
+                        reps.setdefault((dom, aligned, k, "D_Y"), []).append(dy)
+                        reps.setdefault((dom, aligned, k, "D_P"), []).append(dp)
+        for (dom, aligned, k, nm), arrs in reps.items():
+            lo, hi = percentile_interval(np.nanmean(np.stack(arrs), axis=0), c.level)
+            cond = f"{U} vs {C}" + (" (aligned)" if aligned else "")
+            audit._emit([dict(metric=f"{k}:{nm}:ci_low", value=lo), dict(metric=f"{k}:{nm}:ci_high", value=hi)],
+                        analysis="target_decomposition", condition=cond, domain=dom, model=m0, mapping=mp,
+                        refit=-1, target_definition=f"{U}|{C}")
+
+
+def degradation_stress(audit) -> None:
+    """Equal-budget evidence degradation on ID test and OOD (capped rows)."""
+    c = audit.config
+    feats = list(c.features)
+    m = min(c.degradation_m, len(feats))
+    U = c.primary_target
+    pct_rows = []
+    for r in range(c.n_refits):
+        audit._tick(0.5 + 0.5 * r / c.n_refits, f"Evidence degradation, refit {r + 1}")
+        rng = np.random.default_rng([c.seed, r, 17])
+        tr = audit._source_rows(r, "train")
+        train, ytr = audit._src.iloc[tr], audit._ysrc[U][tr]
+        ranking = mutual_information_ranking(train, ytr, c.numeric, c.categorical, max_rows=c.mi_max_rows,
+                                             seed=audit._split_seeds[r])
+        targeted = ranking[:m]
+        sets = [list(rng.choice(feats, m, replace=False)) for _ in range(c.n_random_sets)]
+        audit._emit([dict(analysis="fitted", metric="targeted_features", value=np.nan,
+                          condition="targeted:" + ",".join(targeted))], domain="source", refit=r)
+        for dom in audit._domains():
+            if dom == "id":
+                idx = audit._source_rows(r, "id_test")
+                X, y = audit._src.iloc[idx], audit._ysrc[U][idx]
+                w = audit._wsrc[idx] if audit._wsrc is not None else None
+            else:
+                X, y, w = audit._tgt, audit._ytgt[U], audit._wtgt
+            capped = len(X) > c.stress_max_rows
+            if capped:
+                keep = np.sort(rng.choice(len(X), c.stress_max_rows, replace=False))
+                X, y, w = X.iloc[keep], y[keep], (w[keep] if w is not None else None)
+            conds = {"mcar": mcar_fixed_count(X, feats, m, rng), "targeted": delete_features(X, targeted),
+                     "corruption": corrupt(X, train, c.numeric, c.categorical, rate=c.corruption_rate,
+                                           sd=c.corruption_sd, rng=rng),
+                     "oracle": oracle_replace(X, y, train, ytr, targeted, rate=c.oracle_rate, rng=rng)}
+            for j, s in enumerate(sets):
+                conds[f"random_set:{j}"] = delete_features(X, s)
+            if capped:
+                conds["clean_subsample"] = X
+            for mk in c.models:
+                fm = audit._pipes[(r, mk)]["model"]
+                raws = {k: fm.predict_proba(v)[:, 1] for k, v in conds.items()}
+                for mp in c.mappings:
+                    f = audit._pipes[(r, mk)]["maps"][mp]
+                    rules = audit._rules[(r, mk, mp)]
+                    per = {}
+                    for k, raw in raws.items():
+                        rows = evaluate_pipeline(y, f(raw), rules, weights=w, n_bins=c.n_bins)
+                        audit._emit(rows, condition=k, domain=dom, model=mk, mapping=mp, refit=r)
+                        per[k] = rows
+                    # percentile of targeted within the random-set distribution
+                    for i, row in enumerate(per["targeted"]):
+                        dist = np.array([per[f"random_set:{j}"][i]["value"] for j in range(len(sets))], dtype=float)
+                        pct_rows.append(dict(row, value=percentile_within(row["value"], dist), domain=dom, model=mk,
+                                             mapping=mp, refit=r, condition="targeted_vs_random",
+                                             analysis=f"degradation_percentile:{row['analysis']}"))
+    audit._emit(pct_rows)
+    if pct_rows:
+        t = pd.DataFrame(pct_rows)
+        keys = ["analysis", "metric", "domain", "model", "mapping", "weighting"]
+        t = t.fillna({"weighting": "unweighted"})
+        t["alpha"] = t.get("alpha", np.nan)
+        t["selection_rate"] = t.get("selection_rate", np.nan)
+        pooled = t.groupby(keys + ["alpha", "selection_rate"], dropna=False)["value"].mean().reset_index()
+        audit.tables["degradation_percentiles"] = pooled
+        audit._emit([dict(r_, refit=-1, condition="targeted_vs_random") for r_ in pooled.to_dict("records")])
+
+
+def heterogeneity_rows(audit) -> None:
+    """Per-class and per-subgroup metrics for every refit, model and mapping."""
+    c = audit.config
+    s_mid = sorted(c.selection_rates)[len(c.selection_rates) // 2]
+    a_mid = sorted(c.alphas)[len(c.alphas) // 2]
+    from . import conformal as cf
+    from . import selective as sl
+
+    for (r, mk) in audit._pipes:
+        for mp in c.mappings:
+            rules = audit._rules[(r, mk, mp)]
+            for dom, y, w, idx in audit._test_sets(r):
+                p = audit._mapped(r, mk, mp, dom)
+                frame = audit._src.iloc[idx] if dom == "id" else audit._tgt
+                sets = cf.prediction_sets(p, rules.qhat[a_mid]["marginal"])
+                cov = sets[np.arange(len(y)), y]
+                groups = [("class", np.where(y == 1, "1", "0"))]
+                groups += [(col, frame[col].astype(str).fillna("<NA>").to_numpy()) for col in c.subgroup_columns]
+                rows = []
+                for col, vals in groups:
+                    for level in pd.unique(vals):
+                        mk_ = vals == level
+                        n = int(mk_.sum())
+                        if n < (1 if col == "class" else c.min_subgroup):
+                            continue
+                        ww = w[mk_] if w is not None else None
+                        yy, pp = y[mk_], p[mk_]
+                        st = sl.selective_stats(yy, pp, rules.thresholds[s_mid], sample_weight=ww)
+                        vals_ = {"n": n, "prevalence": METRICS["prevalence"](yy, pp, sample_weight=ww),
+                                 "mean_p": float(np.average(pp, weights=ww)),
+                                 "auroc": METRICS["auroc"](yy, pp, sample_weight=ww),
+                                 "brier_score": METRICS["brier_score"](yy, pp, sample_weight=ww),
+                                 "ece": METRICS["ece"](yy, pp, sample_weight=ww),
+                                 f"selective_rate@s={s_mid}": st["rate"], f"selective_risk@s={s_mid}": st["risk"],
+                                 f"marginal_coverage@alpha={a_mid}": float(cov[mk_].mean())}
+                        rows += [dict(analysis="heterogeneity", condition=f"{col}={level}", metric=k, value=v)
+                                 for k, v in vals_.items()]
+                audit._emit(rows, domain=dom, model=mk, mapping=mp, refit=r)

@@ -1,0 +1,63 @@
+"""Transport: do probabilities, abstention thresholds and conformal sets keep their meaning on the target domain?"""
+import streamlit as st
+
+from components import transport_figures as tf
+from components import transport_widgets as tw
+from components.data_widgets import current_config
+from components.state import Keys, get
+from components.routing import require_router
+
+require_router()  # first: route through app.py even on a fresh server (see components/routing.py)
+
+st.title("Transport")
+st.caption("The model may still rank well on the new domain — but do its probabilities, abstention thresholds and "
+           "conformal sets still mean what they meant on the source? **Binary targets only.**")
+
+table, columns = get(Keys.TABLE), get(Keys.COLUMNS)
+if table is None or columns is None or not get(Keys.TARGETS):
+    st.info("Set up Data & groups first: a table and at least one binary target definition.")
+    st.page_link("pages/data_groups.py", label="Go to Data & groups", icon=":material/table_chart:")
+    st.stop()
+
+ds_config, _ = current_config(table, columns)
+decl = tw.declaration_section(table.frame, ds_config, get(Keys.SAMPLE))
+tolerances = tw.tolerance_section()
+options = tw.setup_form()
+tw.run_section(table, ds_config, decl, options, tolerances)
+
+result = get(tw.RESULT_KEY)
+if result is None:
+    st.stop()
+
+cfg = result.manifest["config"]
+c1, c2, c3 = st.columns(3)
+model = c1.selectbox("Model", cfg["models"], key="tr_view_model")
+mapping = c2.selectbox("Mapping", cfg["mappings"], index=cfg["mappings"].index("platt") if "platt" in cfg["mappings"] else 0,
+                       key="tr_view_mapping")
+s_rate = c3.selectbox("Operating selection rate", cfg["selection_rates"],
+                      index=min(2, len(cfg["selection_rates"]) - 1), key="tr_view_rate")
+if get(tw.RUN_KEY):
+    st.success(f"Saved to the registry as run {get(tw.RUN_KEY)}.", icon=":material/check_circle:")
+
+tabs = st.tabs(["ID vs OOD", "Calibration", "Selective", "Conformal", "Stress", "Target definitions", "Heterogeneity",
+                "Downloads"])
+with tabs[0]:
+    st.dataframe(tw.id_ood_table(result.table, model=model, mapping=mapping), key="view_tr_idood", hide_index=True)
+    st.dataframe(tw.verdict_table(result.verdicts, model=model, mapping=mapping), key="view_tr_verdicts", hide_index=True)
+with tabs[1]:
+    st.plotly_chart(tf.reliability_figure(result.extras["reliability"], model=model, mapping=mapping),
+                    key="view_tr_reliability")
+with tabs[2]:
+    st.plotly_chart(tf.risk_selection_figure(result.extras["curves"], result.table, model=model, mapping=mapping,
+                                             selection_rate=s_rate), key="view_tr_risk")
+with tabs[3]:
+    st.plotly_chart(tf.frontier_figure(result.table, model=model, mapping=mapping), key="view_tr_frontier")
+    st.dataframe(result.extras["conformal_tally"], key="view_tr_tally", hide_index=True)
+with tabs[4]:
+    st.plotly_chart(tf.stress_figure(result.table, model=model, mapping=mapping), key="view_tr_stress")
+with tabs[5]:
+    st.plotly_chart(tf.target_definition_figure(result.table), key="view_tr_targets")
+with tabs[6]:
+    st.plotly_chart(tf.heterogeneity_figure(result.table, model=model, mapping=mapping), key="view_tr_hetero")
+with tabs[7]:
+    tw.downloads(result)
