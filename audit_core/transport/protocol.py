@@ -122,9 +122,16 @@ class TransportAudit:
 
     Examples
     --------
-    >>> audit = TransportAudit(config)                    # doctest: +SKIP
-    >>> audit.declare(frame).split().fit().evaluate()     # doctest: +SKIP
-    >>> audit.transport().classify().stress().heterogeneity().result()  # doctest: +SKIP
+    The steps run in order (``declare → split → fit → evaluate → transport →
+    classify → stress → heterogeneity``, then ``result()``); a step asked for
+    out of order is refused:
+
+    >>> config = TransportConfig(targets=({"kind": "threshold", "name": "t", "column": "y", "threshold": 0.5},),
+    ...                          numeric=("x",))
+    >>> TransportAudit(config).split()
+    Traceback (most recent call last):
+    ...
+    audit_core.errors.AuditInputError: Step 'split' cannot run yet: run 'declare' first. ...
     """
 
     def __init__(self, config: TransportConfig, *, progress: Callable[[float, str], None] | None = None,
