@@ -171,30 +171,14 @@ ACS_NUMERIC = ("AGEP", "WKHP", "SCHL")
 ACS_CATEGORICAL = ("COW", "MAR", "OCCP", "POBP", "RELP", "SEX", "RAC1P")
 
 
-def acs(target_state: str, n_refits: int, n_bootstrap: int) -> pd.DataFrame:
-    """Pooled small states (source) → PA or GA (target), LR and LightGBM, Platt and raw."""
-    files = [DATA / "acs_income_2018_folktables" / f"{st}_data.csv" for st in ACS_SMALL]
-    src = pd.concat([pd.read_csv(f).assign(state=f.name[:2]) for f in files], ignore_index=True)
-    tpath = DATA / "acs_income_2018_folktables" / f"{target_state}_data.csv"
-    tgt = pd.read_csv(tpath).assign(state=target_state)
-    for df in (src, tgt):
-        df["high_income"] = df["PINCP"].astype(str).eq("True").astype(int)
-        for c in ACS_CATEGORICAL:
-            df[c] = df[c].astype(int).astype(str)
-    cfg = TransportConfig(
-        targets=({"kind": "class", "name": "high_income", "column": "high_income", "positive": 1},),
-        numeric=ACS_NUMERIC, categorical=ACS_CATEGORICAL, strata_columns=("state",), subgroup_columns=("SEX", "RAC1P"),
-        models=("logistic_regression", "lightgbm"), mappings=("raw", "platt"), n_refits=n_refits,
-        n_bootstrap=n_bootstrap, stresses=(), seed=0, input_files=tuple(map(str, files + [tpath])),
-    )
-    res = run_transport(src, tgt, config=cfg)
-    res.save(OUT / "acs" / target_state)
+def _transfer_rows(res, models) -> pd.DataFrame:
+    """One row per model: ID/OOD AUROC and ECE, verdicts of the paired changes, the transported rules (Platt)."""
     t = res.table
     t = t[(t["condition"] == "clean") & (t["weighting"] == "unweighted") & (t["mapping"] == "platt")]
     v = res.verdicts
     v = v[(v["mapping"] == "platt") & (v["weighting"] == "unweighted")]
     rows = []
-    for model in cfg.models:
+    for model in models:
         def m(a, metric, dom, **kw):
             q = t[(t.model == model) & (t.analysis == a) & (t.metric == metric) & (t.domain == dom)]
             for k, x in kw.items():
@@ -216,6 +200,27 @@ def acs(target_state: str, n_refits: int, n_bootstrap: int) -> pd.DataFrame:
                                                 f"{m('selective', 'risk', 'ood', selection_rate=0.8):.3f}",
                      "Δ marginal coverage (α=0.1)": verdict("conformal_marginal", "coverage", alpha=0.1)})
     return pd.DataFrame(rows)
+
+
+def acs(target_state: str, n_refits: int, n_bootstrap: int) -> pd.DataFrame:
+    """Pooled small states (source) → PA or GA (target), LR and LightGBM, Platt and raw."""
+    files = [DATA / "acs_income_2018_folktables" / f"{st}_data.csv" for st in ACS_SMALL]
+    src = pd.concat([pd.read_csv(f).assign(state=f.name[:2]) for f in files], ignore_index=True)
+    tpath = DATA / "acs_income_2018_folktables" / f"{target_state}_data.csv"
+    tgt = pd.read_csv(tpath).assign(state=target_state)
+    for df in (src, tgt):
+        df["high_income"] = df["PINCP"].astype(str).eq("True").astype(int)
+        for c in ACS_CATEGORICAL:
+            df[c] = df[c].astype(int).astype(str)
+    cfg = TransportConfig(
+        targets=({"kind": "class", "name": "high_income", "column": "high_income", "positive": 1},),
+        numeric=ACS_NUMERIC, categorical=ACS_CATEGORICAL, strata_columns=("state",), subgroup_columns=("SEX", "RAC1P"),
+        models=("logistic_regression", "lightgbm"), mappings=("raw", "platt"), n_refits=n_refits,
+        n_bootstrap=n_bootstrap, stresses=(), seed=0, input_files=tuple(map(str, files + [tpath])),
+    )
+    res = run_transport(src, tgt, config=cfg)
+    res.save(OUT / "acs" / target_state)
+    return _transfer_rows(res, cfg.models)
 
 
 OULAD_CATEGORICAL = ("code_module", "semester", "gender", "region", "highest_education", "imd_band", "age_band",
@@ -302,32 +307,7 @@ def oulad(landmark: int, n_refits: int, n_bootstrap: int, *, active_only: bool =
     )
     res = run_transport(src, tgt, config=cfg)
     res.save(OUT / "oulad" / f"t{landmark}{'_active' if active_only else ''}")
-    t = res.table
-    t = t[(t["condition"] == "clean") & (t["weighting"] == "unweighted") & (t["mapping"] == "platt")]
-    v = res.verdicts
-    v = v[(v["mapping"] == "platt") & (v["weighting"] == "unweighted")]
-    rows = []
-    for model in cfg.models:
-        def m(a, metric, dom, **kw):
-            q = t[(t.model == model) & (t.analysis == a) & (t.metric == metric) & (t.domain == dom)]
-            for k, x in kw.items():
-                q = q[np.isclose(q[k], x)]
-            return q["value"].mean()
-
-        def verdict(a, metric, **kw):
-            q = v[(v.model == model) & (v.analysis == a) & (v.metric == metric)]
-            for k, x in kw.items():
-                q = q[np.isclose(q[k], x)]
-            r = q.iloc[0]
-            return f"{r['delta']:+.3f} [{r['ci_low']:+.3f}, {r['ci_high']:+.3f}] {r['verdict']}"
-
-        rows.append({"model": model, "ID AUROC": m("metrics", "auroc", "id"), "OOD AUROC": m("metrics", "auroc", "ood"),
-                     "Δ AUROC": verdict("metrics", "auroc"), "ID ECE": m("metrics", "ece", "id"),
-                     "OOD ECE": m("metrics", "ece", "ood"), "Δ ECE": verdict("metrics", "ece"),
-                     "Δ calib. intercept": verdict("metrics", "calibration_intercept"),
-                     "OOD rate / risk @ s=0.8": f"{m('selective', 'rate', 'ood', selection_rate=0.8):.3f} / "
-                                                f"{m('selective', 'risk', 'ood', selection_rate=0.8):.3f}",
-                     "Δ marginal coverage (α=0.1)": verdict("conformal_marginal", "coverage", alpha=0.1)})
+    rows = _transfer_rows(res, cfg.models).to_dict("records")
     info = {"n_source": len(src), "n_target": len(tgt), "prev_source": float(src["at_risk"].mean()),
             "prev_target": float(tgt["at_risk"].mean()),
             "presentations": sorted(set(zip(df["code_module"], df["code_presentation"])))}
