@@ -108,7 +108,7 @@ def setup_form() -> dict:
     e1.multiselect("Stresses", ["target_definition", "degradation"], key="tr_stresses")
     e2.number_input("Feature budget m", min_value=1, max_value=20, step=1, key="tr_m")
     e3.number_input("Random sets J per refit", min_value=2, max_value=100, step=1, key="tr_sets")
-    e4.number_input("Row cap per test set (stress)", min_value=200, step=500, key="tr_cap")
+    e4.number_input("Row cap per test set (stress)", min_value=200, max_value=10**9, step=500, key="tr_cap")
     ss = st.session_state
     return dict(n_refits=int(ss["tr_refits"]), seed=int(ss["tr_seed"]), models=tuple(ss["tr_models"]),
                 mappings=tuple(ss["tr_mappings"]), n_bootstrap=int(ss["tr_bootstrap"]),

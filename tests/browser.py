@@ -51,8 +51,17 @@ def free_port() -> int:
 
 
 @contextlib.contextmanager
-def serve_app(registry_path: Path, *, timeout: float = 90.0) -> Iterator[str]:
-    """Run ``streamlit run app.py`` on a free localhost port; yield its URL."""
+def serve_app(registry_path: Path, *, timeout: float = 90.0, file_watcher: str = "none") -> Iterator[str]:
+    """Run ``streamlit run app.py`` on a free localhost port; yield its URL.
+
+    The file watcher is off (as in ``.streamlit/config.toml``): with it on, an
+    edit of any imported ``.py`` file under the project (another engineer's
+    work in the same tree) makes Streamlit drop every project module from
+    ``sys.modules`` at the start of the next script run, while other sessions'
+    scripts are importing or running them; under concurrent sessions this
+    fails runs with ``ImportError: ... partially initialized module`` (see
+    ``docs/reliability.md``, "Load"). ``file_watcher="auto"`` reproduces it.
+    """
     port = free_port()
     env = dict(os.environ, AUDIT_REGISTRY_PATH=str(registry_path), PYTHONUNBUFFERED="1")
     log = open(registry_path.with_suffix(".log"), "w")
@@ -71,6 +80,8 @@ def serve_app(registry_path: Path, *, timeout: float = 90.0) -> Iterator[str]:
             "true",
             "--browser.gatherUsageStats",
             "false",
+            "--server.fileWatcherType",
+            file_watcher,
         ],
         cwd=ROOT,
         env=env,

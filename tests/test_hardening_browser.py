@@ -27,13 +27,15 @@ def test_html_column_name_renders_as_text(tmp_path: Path) -> None:
         page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
         page.goto(url, wait_until="domcontentloaded")
         page.get_by_role("link", name="Data & groups").first.click()
-        page.get_by_text("1 · Data").wait_for(timeout=60_000)
+        page.get_by_text("1 · Data").wait_for(timeout=120_000)
         page.get_by_text("Upload a file").click()
+        page.get_by_text("CSV, Parquet or Excel (.xlsx)").wait_for(timeout=120_000)  # the uploader is rendered
         page.locator('input[type="file"]').first.set_input_files(str(csv))
+        page.get_by_text("hostile.csv", exact=False).first.wait_for(timeout=120_000)  # the table was read
         # The column table is a canvas data grid; its accessible mirror holds the name as a text node.
         # A parsed <script> would leave an empty header cell instead of the literal text.
         header = page.locator('[role="columnheader"]', has_text=PAYLOAD).first
-        header.wait_for(state="attached", timeout=60_000)
+        header.wait_for(state="attached", timeout=180_000)
         assert header.text_content() == PAYLOAD
         page.wait_for_timeout(1500)  # give any injected handler time to fire
         injected = page.evaluate(

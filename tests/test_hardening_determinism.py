@@ -2,7 +2,8 @@
 
 Covered audit kinds: model (training + held-out metrics), fragility (every
 result table), receipts (the executed cube, and the benchmark with its
-learned baseline). Transport is not in the committed tree yet.
+learned baseline) and transport (every result table, small sizes: two refits,
+20 bootstrap resamples, both stresses).
 """
 from __future__ import annotations
 
@@ -87,3 +88,33 @@ def test_receipts_audit_is_deterministic():
     r1, r2 = (evaluate_baseline(b, seed=0) for b in (b1, b2))
     f1, f2 = (pd.DataFrame([r.to_dict()]) if hasattr(r, "to_dict") else pd.DataFrame([vars(r)]) for r in (r1, r2))
     assert table_hash(f1) == table_hash(f2)
+
+
+TRANSPORT_TABLES = ["table", "verdicts", "summary"]
+TRANSPORT_EXTRAS = ["reliability", "curves", "conformal_tally", "model_family", "degradation_percentiles"]
+
+
+def _transport_once():
+    from audit_core.transport import TransportConfig, run_transport
+
+    frame, info = load_sample("loan_synthetic")
+    config = DatasetConfig(name="loan_synthetic.csv", targets=tuple(info.target_definitions[:2]),
+                           primary_target=info.target_definitions[0]["name"], key_column=info.key_column,
+                           domain_column=info.domain_column, source_domain=info.source_domain,
+                           target_domain=info.target_domain, group_column=info.group_column,
+                           roles={c: "ignore" for c in info.exclude_columns
+                                  if c in frame.columns and c not in (info.key_column, info.group_column)})
+    ds = build_dataset(frame, config)
+    cfg = TransportConfig.from_dataset(ds, n_refits=2, n_bootstrap=20, mappings=("raw", "platt"), n_random_sets=2,
+                                       stress_max_rows=400, strata_columns=("region",), subgroup_columns=("region",),
+                                       seed=0)
+    return run_transport(ds.frame, config=cfg)
+
+
+def test_transport_audit_is_deterministic():
+    a, b = _transport_once(), _transport_once()
+    ha = [table_hash(getattr(a, n)) for n in TRANSPORT_TABLES] + [table_hash(a.extras.get(n)) for n in TRANSPORT_EXTRAS]
+    hb = [table_hash(getattr(b, n)) for n in TRANSPORT_TABLES] + [table_hash(b.extras.get(n)) for n in TRANSPORT_EXTRAS]
+    assert ha == hb
+    assert len(a.table) > 1000 and len(a.verdicts) > 0 and "none" not in ha[:3]
+    assert set(a.table["refit"]) >= {0, 1}

@@ -5,7 +5,12 @@ inf, missing and dates), target definitions, ``column,group`` CSVs, Receipts
 evaluator states (as dicts and as YAML/JSON text) and their rule conditions
 (executed through the cube), prediction JSONL, CLI configs (dicts and YAML
 files) and model files (random skops-like zips, random bytes, LightGBM-like
-text). Table uploads are fuzzed in ``test_intake_fuzz.py`` (345 cases) and the
+text), and the Transport audit's options: CLI ``transport`` entries through
+``parse_config`` and the runner's option handling up to the protocol's
+``declare`` stage, and :class:`TransportConfig` built directly with hostile
+tolerances, alphas, selection rates, counts and fractions. The Transport
+page's widgets with odd values are driven by AppTest in
+``test_hardening_inputs.py``. Table uploads are fuzzed in ``test_intake_fuzz.py`` (345 cases) and the
 hand-written hostile cases live in ``test_hardening_inputs.py``.
 
 Generated cases here (all ``derandomize=True``): see :data:`BUDGET`; with
@@ -14,6 +19,7 @@ the intake suite the total is asserted to be at least 2,000 in
 """
 from __future__ import annotations
 
+import collections
 import io
 import json
 import tempfile
@@ -47,6 +53,8 @@ BUDGET = {
     "config_dicts": 200,
     "config_files": 100,
     "model_files": 150,
+    "transport_entries": 250,
+    "transport_options": 250,
 }
 INTAKE_FUZZ_CASES = 345  # tests/test_intake_fuzz.py TOTAL_CASES, asserted below
 
@@ -436,3 +444,131 @@ def test_model_files(data, name):
     table = pd.DataFrame({"a": [1.0, 2.0, 3.0, 4.0], "n": [1, 0, 1, 0]})
     declared_or_valid(lambda: import_model(data, name=name, table=table),
                       lambda m: hasattr(m, "estimator"))
+
+
+# ---------------------------------------------------------------------------
+# Transport: CLI entries and options
+# ---------------------------------------------------------------------------
+NUMBERISH = st.one_of(st.floats(allow_nan=True, allow_infinity=True), st.integers(-10**20, 10**20), st.booleans(),
+                      st.none(), st.text(max_size=5), st.sampled_from(["0.1", "nan", "inf", "1e-9"]))
+PROPORTION = st.one_of(st.floats(-1, 2), st.sampled_from([0.0, 1.0, 0.05, 0.5, 0.999999, 1e-300, -0.0]), NUMBERISH)
+TOL_METRICS = st.sampled_from(["auroc", "ece", "brier", "log_loss", "coverage", "set_size", "bogus", "", "<b>x</b>"])
+TOLERANCES = st.one_of(st.dictionaries(TOL_METRICS, st.one_of(st.floats(-1, 1), NUMBERISH), max_size=4), JSONISH)
+TR_COLUMNS = st.sampled_from(["region", "employment_type", "application_id", "nope", "", "year", "defaulted"])
+TR_VALUES = {
+    "n_refits": st.one_of(st.integers(-2, 3), NUMBERISH),
+    "n_bootstrap": st.one_of(st.integers(-2, 30), NUMBERISH),
+    "degradation_m": st.one_of(st.integers(-2, 40), NUMBERISH),
+    "n_random_sets": st.one_of(st.integers(-2, 5), NUMBERISH),
+    "stress_max_rows": st.one_of(st.integers(-2, 10**6), NUMBERISH),
+    "seed": st.one_of(st.integers(-10**12, 10**12), NUMBERISH),
+    "models": st.lists(st.one_of(st.sampled_from(["logistic_regression", "random_forest", "lightgbm", "pickle"]),
+                                 NUMBERISH), max_size=3),
+    "mappings": st.lists(st.one_of(st.sampled_from(["raw", "platt", "isotonic", "Platt", "beta"]), NUMBERISH),
+                         max_size=4),
+    "alphas": st.lists(PROPORTION, max_size=4),
+    "selection_rates": st.lists(PROPORTION, max_size=4),
+    "stresses": st.lists(st.one_of(st.sampled_from(["target_definition", "degradation", "shift"]), NUMBERISH),
+                         max_size=3),
+    "subgroup_columns": st.lists(st.one_of(TR_COLUMNS, NUMBERISH), max_size=3),
+    "tolerances": TOLERANCES,
+}
+
+
+@st.composite
+def transport_entries(draw):
+    """A valid ``kind: transport`` entry with 1-3 keys set to drawn (often hostile) values, or junk."""
+    entry = {"kind": "transport", "n_refits": 1, "n_bootstrap": 10, "n_random_sets": 2}
+    for key in draw(st.lists(st.sampled_from(sorted(TR_VALUES) + ["bogus", "n_refit", "alpha"]), max_size=3)):
+        entry[key] = draw(TR_VALUES.get(key, JSONISH))
+    if draw(st.integers(0, 9)) == 0:
+        entry[draw(st.sampled_from(sorted(TR_VALUES)))] = draw(JSONISH)
+    return entry
+
+
+class _Declared(Exception):
+    """Raised by the stand-in protocol once the declaration stage has passed."""
+
+
+def _transport_dataset():
+    from audit_core.dataset import DatasetConfig, build_dataset
+    from audit_core.samples import load_sample
+
+    frame, info = load_sample("loan_synthetic")
+    frame = frame.groupby("year", group_keys=False).head(300)  # small: the declaration stage reads every row
+    config = DatasetConfig(name="loan.csv", targets=tuple(info.target_definitions[:2]), key_column=info.key_column,
+                           domain_column="year", source_domain=2019, target_domain=2023,
+                           strata_columns=("region",),
+                           roles={c: "ignore" for c in info.exclude_columns if c in frame.columns and c != "application_id"})
+    return build_dataset(frame, config)
+
+
+_TR_DS = []
+TR_OUTCOMES: collections.Counter = collections.Counter()
+
+
+def _declare_only(source, target=None, *, config, progress=None, should_cancel=None):
+    from audit_core.transport import TransportAudit
+
+    TransportAudit(config).declare(source, target)
+    raise _Declared
+
+
+@settings(max_examples=BUDGET["transport_entries"], **FUZZ)
+@given(entry=st.one_of(transport_entries(), transport_entries(), transport_entries(),
+                       st.fixed_dictionaries({"kind": st.just("transport")}, optional={k: JSONISH for k in TR_VALUES})))
+def test_transport_config_entries(entry):
+    """``audits: [{kind: transport, ...}]`` → parse_config, then the runner up to the protocol's declaration."""
+    from types import SimpleNamespace
+    from unittest import mock
+
+    from audit_core.transport import runner
+
+    if not _TR_DS:
+        _TR_DS.append(_transport_dataset())
+    raw = {"data": {"sample": "loan_synthetic"}, "model": {"kind": "logistic_regression"}, "audits": [entry]}
+
+    def call():
+        cfg = parse_config(raw, source="fuzz.yaml")
+        options = {k: v for k, v in cfg.audits[0].items() if k != "kind"}
+        context = SimpleNamespace(data=SimpleNamespace(dataset=_TR_DS[0]))
+        with mock.patch.object(runner, "run_transport", _declare_only):
+            try:
+                runner.run(options, context=context, progress=lambda *a: None)
+            except _Declared:
+                return "declared"
+        raise AssertionError("the stand-in protocol was not reached")
+
+    TR_OUTCOMES[declared_or_valid(call)] += 1
+
+
+@settings(max_examples=BUDGET["transport_options"], **FUZZ)
+@given(opts=st.fixed_dictionaries({}, optional={
+    "alphas": st.one_of(st.lists(PROPORTION, max_size=4), NUMBERISH),
+    "selection_rates": st.one_of(st.lists(PROPORTION, max_size=4), NUMBERISH),
+    "hcep_thresholds": st.lists(PROPORTION, max_size=3),
+    "tolerances": TOLERANCES,
+    "n_refits": TR_VALUES["n_refits"], "n_bootstrap": TR_VALUES["n_bootstrap"], "n_bins": TR_VALUES["n_refits"],
+    "degradation_m": TR_VALUES["degradation_m"], "n_random_sets": TR_VALUES["n_random_sets"],
+    "fractions": st.one_of(st.lists(PROPORTION, max_size=5), st.just((0.25, 0.25, 0.25, 0.25))),
+    "corruption_rate": PROPORTION, "oracle_rate": PROPORTION, "corruption_sd": NUMBERISH, "level": PROPORTION,
+    "seed": TR_VALUES["seed"], "stress_max_rows": TR_VALUES["stress_max_rows"],
+    "mi_max_rows": TR_VALUES["stress_max_rows"], "min_subgroup": TR_VALUES["n_refits"],
+    "models": TR_VALUES["models"], "mappings": TR_VALUES["mappings"], "stresses": TR_VALUES["stresses"],
+    "targets": st.lists(st.one_of(TARGET_DICTS, st.just({"kind": "class", "name": "d", "column": "defaulted",
+                                                             "positive": "yes"})), max_size=2),
+}))
+def test_transport_options(opts):
+    """:class:`TransportConfig` with hostile values: a frozen config or ``TRANSPORT_*`` / target codes."""
+    from audit_core.transport import TransportConfig
+
+    base = {"targets": ({"kind": "class", "name": "d", "column": "defaulted", "positive": "yes"},),
+            "numeric": ("age",), "domain_column": "year", "source_value": 2019, "target_value": 2023}
+    base.update(opts)
+
+    def check(cfg):
+        assert all(0 < a < 1 for a in cfg.alphas) and all(0 < s <= 1 for s in cfg.selection_rates)
+        assert all(np.isfinite(v) and v >= 0 for v in cfg.tolerances.values())
+        cfg.to_dict()
+
+    declared_or_valid(lambda: TransportConfig(**base), check)

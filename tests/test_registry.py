@@ -263,7 +263,7 @@ def test_list_runs_filters(registry: RunRegistry, monkeypatch: pytest.MonkeyPatc
     clock = iter(
         [dt.datetime(2024, 1, d, 12, 0, tzinfo=dt.timezone.utc) for d in range(1, 6)]
     )
-    monkeypatch.setattr(reg, "_utcnow", lambda: next(clock))
+    monkeypatch.setattr(reg._records, "_utcnow", lambda: next(clock))  # the clock seam lives in _records
     fp_a, fp_b = fingerprint("a"), fingerprint("b")
     ids = [
         save_sample(registry, audit_kind="model", dataset_fingerprint=fp_a,

@@ -100,6 +100,12 @@ def test_bad_options_declared():
         TransportConfig(targets=({"kind": "class", "name": "t", "column": "y", "positive": 1},), numeric=("x",),
                         tolerances={"auroc": -1})
     assert _code(e) == "TRANSPORT_BAD_TOLERANCE"
+    # A misspelt metric is refused, not silently ignored.
+    with pytest.raises(AuditInputError) as e:
+        TransportConfig(targets=({"kind": "class", "name": "t", "column": "y", "positive": 1},), numeric=("x",),
+                        tolerances={"auorc": 0.02})
+    assert _code(e) == "TRANSPORT_UNKNOWN_TOLERANCE"
+    assert "'auorc'" in str(e.value) and "did you mean 'auroc'?" in str(e.value)
 
 
 def test_result_table_columns_and_content(result):

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import hashlib
+import math
 from dataclasses import dataclass, field, fields
 from typing import Any, Mapping
 
@@ -19,6 +20,24 @@ __all__ = ["TransportConfig", "versions"]
 
 def _bad(name: str, problem: str):
     return fail("TRANSPORT_BAD_OPTION", name=name, problem=problem)
+
+
+#: Upper bounds of the counts (CLI configs have no widget limits): name -> (minimum, maximum).
+_COUNT_RANGES = {"n_refits": (1, 1000), "n_bootstrap": (1, 100_000), "n_bins": (1, 1000),
+                 "degradation_m": (1, 10_000), "n_random_sets": (1, 10_000), "bootstrap_chunk": (1, 100_000),
+                 "stress_max_rows": (1, 10**9), "mi_max_rows": (1, 10**9), "min_subgroup": (1, 10**9),
+                 # seed * 1000 + refit seeds scikit-learn, whose random_state must be below 2**32
+                 "seed": (0, (2**32 - 1) // 1000 - 1)}
+_SEQUENCES = ("targets", "numeric", "categorical", "strata_columns", "models", "mappings", "alphas",
+              "selection_rates", "hcep_thresholds", "fractions", "stresses", "input_files")
+
+
+def _real(v: Any) -> float | None:
+    """``v`` as a finite float, or None for anything else (text, bool, None, nan, inf)."""
+    if isinstance(v, bool) or not isinstance(v, (int, float, np.integer, np.floating)):
+        return None
+    x = float(v)
+    return x if math.isfinite(x) else None
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -115,44 +134,51 @@ class TransportConfig:
     single_domain: bool = False
 
     def __post_init__(self) -> None:
-        for name in ("targets", "numeric", "categorical", "strata_columns", "models", "mappings", "alphas",
-                     "selection_rates", "hcep_thresholds", "fractions", "stresses", "input_files"):
-            object.__setattr__(self, name, tuple(getattr(self, name)))
-        if self.subgroup_columns is None:
-            object.__setattr__(self, "subgroup_columns", tuple(self.strata_columns))
-        else:
-            object.__setattr__(self, "subgroup_columns", tuple(self.subgroup_columns))
+        for name in _SEQUENCES + ("subgroup_columns",):
+            v = getattr(self, name)
+            if name == "subgroup_columns" and v is None:
+                v = self.strata_columns
+            if isinstance(v, (str, bytes)) or not isinstance(v, (list, tuple)):
+                raise _bad(name, f"must be a list, got {type(v).__name__}")
+            object.__setattr__(self, name, tuple(v))
+        if not isinstance(self.tolerances, Mapping):
+            raise _bad("tolerances", f"must be a mapping of metric to tolerance, got {type(self.tolerances).__name__}")
         object.__setattr__(self, "tolerances", check_tolerances(self.tolerances))
         if not self.targets:
             raise _bad("targets", "declare at least one target definition")
         for t in self.targets:
+            if not isinstance(t, Mapping):
+                raise _bad("targets", f"each target definition must be a mapping, got {type(t).__name__}")
             target_from_dict(dict(t))
         if not (self.numeric or self.categorical):
             raise _bad("features", "declare at least one numeric or categorical feature")
-        for name in ("n_refits", "n_bootstrap", "n_bins", "degradation_m", "n_random_sets", "bootstrap_chunk"):
+        for name, (low, high) in _COUNT_RANGES.items():
             v = getattr(self, name)
-            if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1:
-                raise _bad(name, f"must be a positive integer, got {v!r}")
+            if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or not low <= v <= high:
+                raise _bad(name, f"must be a whole number from {low:,} to {high:,}, got {v!r}")
         for k in self.models:
-            if k not in ZOO:
+            if not isinstance(k, str) or k not in ZOO:
                 raise _bad("models", f"{k!r} is not in the zoo ({', '.join(ZOO)})")
         if not self.models:
             raise _bad("models", "choose at least one model")
         for m in self.mappings:
-            if m not in MAPPINGS:
+            if not isinstance(m, str) or m not in MAPPINGS:
                 raise _bad("mappings", f"{m!r} is not one of {', '.join(MAPPINGS)}")
         if not self.mappings:
             raise _bad("mappings", "choose at least one probability mapping")
         for name in ("alphas", "selection_rates", "hcep_thresholds"):
             vals = getattr(self, name)
-            if not vals or any(not (0 < float(v) < 1 or (name == "selection_rates" and float(v) == 1)) for v in vals):
-                raise _bad(name, f"values must lie in (0, 1), got {vals!r}")
+            xs = [_real(v) for v in vals]
+            if not vals or any(x is None or not (0 < x < 1 or (name == "selection_rates" and x == 1)) for x in xs):
+                raise _bad(name, f"values must be numbers in (0, 1), got {vals!r}")
+            object.__setattr__(self, name, tuple(xs))
         for s in self.stresses:
             if s not in ("target_definition", "degradation"):
                 raise _bad("stresses", f"unknown stress {s!r}")
-        for name in ("corruption_rate", "oracle_rate"):
-            if not 0 <= getattr(self, name) <= 1:
-                raise _bad(name, "must lie in [0, 1]")
+        for name in ("corruption_rate", "oracle_rate", "corruption_sd", "level"):
+            x = _real(getattr(self, name))
+            if x is None or not (0 <= x <= 1 if name != "corruption_sd" else x >= 0):
+                raise _bad(name, "must be a number in [0, 1]" if name != "corruption_sd" else "must be a number >= 0")
 
     @property
     def primary_target(self) -> str:

@@ -41,13 +41,31 @@ DEFAULT_TOLERANCES: dict[str, float] = {
     "mean_set_size": 0.05,
 }
 
-register_messages({"TRANSPORT_BAD_TOLERANCE": "Tolerance for {metric!r} must be a finite number ≥ 0, got {value!r}."})
+register_messages(
+    {
+        "TRANSPORT_BAD_TOLERANCE": "Tolerance for {metric!r} must be a finite number ≥ 0, got {value!r}.",
+        "TRANSPORT_UNKNOWN_TOLERANCE": (
+            "Tolerance given for {metric!r}, which is not a metric with a verdict{hint}. "
+            "Known metrics: {known}."
+        ),
+    }
+)
 
 
 def check_tolerances(tol: Mapping[str, float]) -> dict[str, float]:
     """Validate a tolerance mapping; returns a plain dict of floats."""
+    import difflib
+
     out = {}
     for k, v in dict(tol).items():
+        if str(k) not in DEFAULT_TOLERANCES:
+            close = difflib.get_close_matches(str(k), list(DEFAULT_TOLERANCES), n=1)
+            raise fail(
+                "TRANSPORT_UNKNOWN_TOLERANCE",
+                metric=k,
+                hint=f" (did you mean {close[0]!r}?)" if close else "",
+                known=", ".join(DEFAULT_TOLERANCES),
+            )
         try:
             x = float(v)
         except (TypeError, ValueError):
