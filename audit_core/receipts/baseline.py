@@ -1,4 +1,4 @@
-"""A learned baseline, to show that prediction is not certification.
+"""A learned baseline, to show that prediction is not certification, beside the trivial baselines.
 
 Character TF-IDF (``char`` n-grams 2-4, sublinear tf) feeding three
 multinomial logistic regressions (scikit-learn): one for ``v_old``, one for
@@ -6,12 +6,24 @@ multinomial logistic regressions (scikit-learn): one for ``v_old``, one for
 ``"{G} | {N}"`` or ``"none"``, as one class). The confidence of a
 prediction is the probability of the predicted receipt class.
 
-Trained on the *train* split's single-source and no-op cases only; scored on
-the locked test (test split, single-source and no-op), on the test split's
-multi-source cases (a cardinality shift: families such as ``{G,N}`` are rare
-or absent in training) and under each paired control. A majority-class
-predictor fitted on the same training cases is reported alongside as a
-diagnostic.
+Trained on the *train* split's single-source and no-op cases only
+(multi-source changes are held out of training); scored on the locked test
+(test split, single-source and no-op), on the test split's multi-source
+cases (families such as ``{G,N}`` and ``{G} | {N}`` never occur in
+training, so the learned model cannot predict them) and under each paired
+control. Two trivial baselines are fitted on the same training cases and
+scored in every row:
+
+* **always no-change** - an empty receipt, with the most frequent training
+  verdict at both endpoints. On a benchmark where changes are rare it wins
+  on receipt accuracy by inertia alone.
+* **majority family** - always the most frequent receipt family among the
+  training *changes* (e.g. ``{N}``), with the most frequent verdict pair of
+  those cases. (The most frequent family overall may be ``none``, which is
+  the row above.)
+
+:class:`MajorityReceiptModel` (most frequent value of each target) is kept
+for callers of earlier versions; it is not part of the table.
 """
 from __future__ import annotations
 
@@ -22,11 +34,22 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .accounting import Prediction, account, control_consistency, gold_from_benchmark, reason_debt
-from .cube import parse_family
+from .accounting import Prediction, gold_from_benchmark, reason_debt
+from .bench_metrics import paper_shape, score_predictions
+from .cube import format_family, parse_family
 from .generator import Benchmark, BenchCase
 
-__all__ = ["BaselineReport", "TfidfReceiptModel", "MajorityReceiptModel", "evaluate_baseline"]
+__all__ = ["BaselineReport", "TfidfReceiptModel", "AlwaysNoChangeModel", "MajorityFamilyModel",
+           "MajorityReceiptModel", "evaluate_baseline", "EVALUATIONS", "TRIVIAL_MODELS"]
+
+#: Evaluation labels of the baseline table, by key.
+EVALUATIONS: dict[str, str] = {
+    "locked": "locked test (single + no-op)",
+    "multi": "multi-source (held out of training)",
+    "permutation": "control: permutation",
+    "distractor": "control: distractor",
+    "inverse": "control: inverse",
+}
 
 
 class TfidfReceiptModel:
@@ -83,8 +106,52 @@ class TfidfReceiptModel:
                            out["v_new"][i], None, float(conf[i])) for i, c in enumerate(cases)]
 
 
+def _most_common(values) -> Any:
+    """Most frequent value; ties go to the smallest (so the choice does not depend on case order)."""
+    counts = Counter(values)
+    top = max(counts.values())
+    return min(v for v, k in counts.items() if k == top)
+
+
+class AlwaysNoChangeModel:
+    """Predicts no change: an empty receipt, and the most frequent training ``v_old`` at both endpoints."""
+
+    name = "always no-change"
+
+    def fit(self, cases: list[BenchCase]) -> "AlwaysNoChangeModel":
+        self.verdict_ = _most_common(c.cube.v_old for c in cases)
+        return self
+
+    def predict(self, cases: list[BenchCase]) -> list[Prediction]:
+        return [Prediction(c.case_id, frozenset(), self.verdict_, self.verdict_, None, 1.0) for c in cases]
+
+
+class MajorityFamilyModel:
+    """Predicts the most frequent receipt family among the training changes, with their most frequent verdicts."""
+
+    name = "majority family"
+
+    def fit(self, cases: list[BenchCase]) -> "MajorityFamilyModel":
+        changed = [c for c in cases if c.cube.changed]
+        if not changed:  # nothing to copy: predict no change
+            self.family_, self.verdicts_ = "none", (_most_common(c.cube.v_old for c in cases),) * 2
+            return self
+        self.family_ = _most_common(format_family(c.cube.receipt, ("G", "N", "A")) for c in changed)
+        self.verdicts_ = _most_common((c.cube.v_old, c.cube.v_new) for c in changed
+                                      if format_family(c.cube.receipt, ("G", "N", "A")) == self.family_)
+        return self
+
+    def predict(self, cases: list[BenchCase]) -> list[Prediction]:
+        fam = frozenset(parse_family(self.family_))
+        return [Prediction(c.case_id, fam, self.verdicts_[0], self.verdicts_[1], None, 1.0) for c in cases]
+
+
+#: Names of the trivial baselines in the table.
+TRIVIAL_MODELS: tuple[str, ...] = (AlwaysNoChangeModel.name, MajorityFamilyModel.name)
+
+
 class MajorityReceiptModel:
-    """Predicts the most frequent training value of each target (diagnostic)."""
+    """Predicts the most frequent training value of each target (kept for earlier callers; not in the table)."""
 
     name = "majority class"
 
@@ -104,20 +171,45 @@ class MajorityReceiptModel:
 
 @dataclass(frozen=True)
 class BaselineReport:
-    """The learned-baseline table and what it was computed on."""
+    """The baseline table, the paper-shape findings and what they were computed on.
+
+    Parameters
+    ----------
+    table : DataFrame
+        One row per evaluation x model (see :func:`evaluate_baseline`).
+    n_train : int
+    config : dict
+        Options, the benchmark config and the sizes of every evaluation set.
+    findings : DataFrame
+        :func:`~audit_core.receipts.bench_metrics.paper_shape` of the learned model.
+    """
 
     table: pd.DataFrame = field(repr=False)
     n_train: int
     config: dict
+    findings: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=["claim", "holds", "evidence"]),
+                                   repr=False)
+
+    #: Columns of the compact table (:meth:`to_markdown` with ``compact=True``).
+    COMPACT = ("evaluation", "model", "n", "n_changed", "verdict_acc", "verdict_acc_changed", "receipt_acc",
+               "receipt_acc_changed", "receipt_acc_changed_ci", "macro_family_acc", "inertia", "consistency")
 
     def to_frame(self) -> pd.DataFrame:
         return self.table.copy()
 
     def to_dict(self) -> dict[str, Any]:
-        return {"n_train": self.n_train, "config": self.config, "table": self.table.to_dict(orient="records")}
+        return {"n_train": self.n_train, "config": self.config, "table": self.table.to_dict(orient="records"),
+                "findings": self.findings.to_dict(orient="records")}
 
-    def to_markdown(self) -> str:
+    def compact_frame(self) -> pd.DataFrame:
+        """The headline columns, with the changing-case interval as one text column ``[lo, hi]``."""
         df = self.table.copy()
+        df["receipt_acc_changed_ci"] = [f"[{lo:.3f}, {hi:.3f}]" if np.isfinite(lo) else "–"
+                                        for lo, hi in zip(df["receipt_acc_changed_lo"], df["receipt_acc_changed_hi"])]
+        return df[list(self.COMPACT)]
+
+    def to_markdown(self, *, compact: bool = False) -> str:
+        df = self.compact_frame() if compact else self.table.copy()
         cols = list(df.columns)
         lines = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
         for _, r in df.iterrows():
@@ -126,55 +218,68 @@ class BaselineReport:
             lines.append("| " + " | ".join(cells) + " |")
         return "\n".join(lines)
 
+    def findings_markdown(self) -> str:
+        lines = ["| claim | holds | evidence |", "|---|---|---|"]
+        for r in self.findings.itertuples():
+            lines.append(f"| {r.claim} | {'holds' if r.holds else 'does not hold'} | {r.evidence} |")
+        return "\n".join(lines)
+
 
 def evaluate_baseline(bench: Benchmark, *, seed: int = 0, C: float = 4.0, max_features: int = 50000,
-                      threshold: float = 0.8) -> BaselineReport:
+                      threshold: float = 0.8, n_boot: int = 1000, level: float = 0.95) -> BaselineReport:
     """Train on single-source and no-op train cases; score on locked test, multi-source and controls.
 
     Parameters
     ----------
     bench : Benchmark
     seed, C, max_features
-        Passed to :class:`TfidfReceiptModel`.
+        Passed to :class:`TfidfReceiptModel`; ``seed`` also seeds the bootstrap.
     threshold : float, default 0.8
         Confidence threshold of the reported reason debt.
+    n_boot, level : int, float
+        Percentile bootstrap over the evaluation set's changing cases, for
+        ``receipt_acc_changed_lo``/``_hi``.
 
     Returns
     -------
     BaselineReport
-        Rows: ``evaluation`` (locked test, multi-source, each control) x
-        ``model``; columns ``n``, ``verdict_acc``, ``receipt_acc``,
-        ``drift``, ``inertia``, ``misattribution`` (rates), ``consistency``
-        (control rows), ``reason_debt``, ``accepted_coverage``,
-        ``gold_change_recall`` at ``threshold``.
+        Rows: ``evaluation`` (:data:`EVALUATIONS`) x ``model`` (learned, then
+        :data:`TRIVIAL_MODELS`); columns ``n``, ``n_changed``,
+        ``verdict_acc``, ``verdict_acc_changed``, ``receipt_acc``,
+        ``receipt_acc_changed`` (+ ``_lo``, ``_hi``), ``macro_family_acc``,
+        ``verdicts_right_receipt_wrong``, ``drift``, ``inertia``,
+        ``misattribution`` (rates), ``consistency`` (control rows),
+        ``reason_debt``, ``accepted_coverage``, ``gold_change_recall`` at
+        ``threshold`` (see :func:`~audit_core.receipts.bench_metrics.score_predictions`).
     """
     train = bench.select(split="train", mutation=("single", "noop"))
-    locked = bench.select(split="test", mutation=("single", "noop"))
-    multi = bench.select(split="test", mutation=("multi",))
-    controls = {k: bench.select(split="test", control=k) for k in ("permutation", "distractor", "inverse")}
+    sets = {"locked": bench.select(split="test", mutation=("single", "noop")),
+            "multi": bench.select(split="test", mutation=("multi",))}
+    sets.update({k: bench.select(split="test", control=k) for k in ("permutation", "distractor", "inverse")})
     gold = gold_from_benchmark([c for c in bench.cases if c.split == "test"])
+    models = (TfidfReceiptModel(C=C, max_features=max_features, seed=seed), AlwaysNoChangeModel(),
+              MajorityFamilyModel())
     rows = []
-    for model in (TfidfReceiptModel(C=C, max_features=max_features, seed=seed), MajorityReceiptModel()):
+    for model in models:
         model.fit(train)
-        p_locked = model.predict(locked)
-        sets = [("locked test (single + no-op)", locked, p_locked, None),
-                ("multi-source (cardinality shift)", multi, model.predict(multi), None)]
-        for k, cs in controls.items():
-            sets.append((f"control: {k}", cs, model.predict(cs), k))
-        for label, cs, preds, ctl in sets:
+        p_locked = model.predict(sets["locked"])
+        for key, cs in sets.items():
+            preds = p_locked if key == "locked" else model.predict(cs)
             g = {c.case_id: gold[c.case_id] for c in cs}
-            a = account(g, preds)
-            rd = reason_debt(g, preds, threshold=threshold)
-            cons = float("nan")
-            if ctl is not None:
-                pair_gold = {**g, **{c.base_id: gold[c.base_id] for c in cs}}
-                cc = control_consistency(pair_gold, list(p_locked) + list(preds))
-                cons = cc.rates.get(ctl, float("nan"))
-            rows.append({"evaluation": label, "model": model.name, "n": a.n,
-                         "verdict_acc": a.verdict_accuracy, "receipt_acc": a.receipt_accuracy,
-                         "drift": a.drift_rate, "inertia": a.inertia_rate, "misattribution": a.misattribution_rate,
-                         "consistency": cons, "reason_debt": rd.reason_debt,
+            ctl = key if key in ("permutation", "distractor", "inverse") else ""
+            if ctl:
+                g.update({c.base_id: gold[c.base_id] for c in cs})
+            row = score_predictions(g, preds, base_predictions=p_locked if ctl else (), control=ctl,
+                                    n_boot=n_boot, level=level, seed=seed)
+            rd = reason_debt({k: v for k, v in g.items() if v.control == ctl}, preds, threshold=threshold)
+            rows.append({"evaluation": EVALUATIONS[key], "model": model.name, **row, "reason_debt": rd.reason_debt,
                          "accepted_coverage": rd.accepted_coverage, "gold_change_recall": rd.gold_change_recall})
-    return BaselineReport(pd.DataFrame(rows), len(train),
-                          {"seed": seed, "C": C, "max_features": max_features, "threshold": threshold,
-                           "benchmark": bench.config.to_dict()})
+    table = pd.DataFrame(rows)
+    findings = paper_shape(table, model=models[0].name, trivial=TRIVIAL_MODELS, locked=EVALUATIONS["locked"],
+                           multi=EVALUATIONS["multi"],
+                           controls={k: EVALUATIONS[k] for k in ("permutation", "distractor", "inverse")})
+    config = {"seed": seed, "C": C, "max_features": max_features, "threshold": threshold, "n_boot": n_boot,
+              "level": level, "interval": "percentile bootstrap over the changing cases of each evaluation set",
+              "benchmark": bench.config.to_dict(),
+              "sizes": {"train": len(train), **{EVALUATIONS[k]: len(v) for k, v in sets.items()}}}
+    return BaselineReport(table, len(train), config, findings)
