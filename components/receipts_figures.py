@@ -142,13 +142,17 @@ def cube_view(cube: CubeResult, *, title: str | None = None) -> go.Figure:
 
 
 def baseline_figure(table: pd.DataFrame) -> go.Figure:
-    """Receipt accuracy and consistency of each model on each evaluation set."""
+    """Receipt accuracy on the changing cases of each evaluation set, per model, with its bootstrap interval."""
     fig = go.Figure()
     for model, part in table.groupby("model", sort=False):
-        fig.add_trace(go.Bar(x=part["evaluation"], y=part["receipt_acc"], name=f"{model}: receipt accuracy"))
-    fig.update_layout(title="Learned baseline vs majority class: exact receipt-family accuracy", barmode="group",
-                      height=380, **_LAYOUT)
-    fig.update_yaxes(range=[0, 1], title="accuracy")
+        fig.add_trace(go.Bar(
+            x=part["evaluation"], y=part["receipt_acc_changed"], name=str(model),
+            error_y=dict(type="data", symmetric=False,
+                         array=(part["receipt_acc_changed_hi"] - part["receipt_acc_changed"]).tolist(),
+                         arrayminus=(part["receipt_acc_changed"] - part["receipt_acc_changed_lo"]).tolist())))
+    fig.update_layout(title="Exact receipt accuracy on verdict-changing cases (learned vs trivial baselines)",
+                      barmode="group", height=380, **_LAYOUT)
+    fig.update_yaxes(range=[0, 1], title="accuracy on changes")
     return fig
 
 

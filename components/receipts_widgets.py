@@ -16,6 +16,7 @@ import pandas as pd
 import streamlit as st
 
 from audit_core.limits import Limits
+from audit_core.receipts.baseline import TRIVIAL_MODELS
 from audit_core.receipts.controls import cube_controls
 from audit_core.receipts import (
     MAX_SOURCES,
@@ -227,7 +228,7 @@ def _baseline(n_cases: int, seed: int):
 
 
 def benchmark_section() -> None:
-    """Generate the benchmark, then train and score the learned baseline."""
+    """Generate the balanced benchmark (balance, difficulty mix), then train and score the baselines."""
     c1, c2, c3 = st.columns(3)
     c1.number_input("Cases", min_value=40, max_value=20000, value=2000, step=500, key="rc_bench_n")
     c2.number_input("Seed", min_value=0, max_value=2**31 - 1, value=0, key="rc_bench_seed")
@@ -243,12 +244,31 @@ def benchmark_section() -> None:
         return
     bench = _bench(*params)
     df = bench.to_frame()
-    st.caption(f"{len(df[df.control == ''])} cases + {len(df[df.control != ''])} controls (seed {params[1]}); "
+    base = df[df.control == ""]
+    stats, cfg = bench.stats, bench.config
+    st.caption(f"{len(base)} cases + {len(df[df.control != ''])} controls (seed {params[1]}); "
                f"control relations violated by executed receipts: {len(bench.control_violations)}.")
-    summary = (df.groupby(["split", "mutation", "control"], dropna=False)
-               .agg(cases=("case_id", "size"), changed=("changed", "mean"), pruned_calls=("calls_pruned", "mean"))
-               .reset_index())
-    st.dataframe(summary, hide_index=True, key="view_rc_bench_summary")
+    m1, m2, m3, m4 = st.columns(4)
+    m1.metric("Verdict changes", f"{base.changed.mean():.1%}", f"quota {cfg.change_share:.0%} per stratum × split",
+              delta_color="off")
+    m2.metric("No-op controls", f"{(base.mutation == 'noop').mean():.1%}", "never change the verdict",
+              delta_color="off")
+    m3.metric("Acceptance rate", f"{stats.acceptance_rate:.1%}", f"{stats.candidates} candidates executed",
+              delta_color="off")
+    m4.metric("Generation time", f"{stats.seconds:.1f} s", "certification included", delta_color="off")
+    st.markdown("**Balance** — share of cases that change the verdict in each stratum and split, beside its quota. "
+                "Without it most random edits are inert and “no change” would be the majority answer.")
+    st.dataframe(bench.balance_frame(), hide_index=True, key="view_rc_bench_balance")
+    st.markdown("**Receipt difficulty** — receipt families among the changing cases. Alternatives "
+                "(`{G} | {N}`) and joint sets (`{G,N}`) come only from multi-source changes, which are held out "
+                "of training.")
+    st.dataframe(bench.difficulty_frame(), hide_index=True, key="view_rc_bench_difficulty")
+    with st.expander("Cases by split, mutation and control"):
+        summary = (df.groupby(["split", "mutation", "control"], dropna=False)
+                   .agg(cases=("case_id", "size"), changed=("changed", "mean"), pruned_calls=("calls_pruned", "mean"))
+                   .reset_index())
+        st.dataframe(summary, hide_index=True, key="view_rc_bench_summary")
+        st.dataframe(bench.acceptance_frame(), hide_index=True, key="view_rc_bench_acceptance")
     st.download_button("Download benchmark (JSONL with texts and gold)", _bench_jsonl(bench),
                        file_name="receipts_benchmark.jsonl", key="act_rc_download_bench")
     if st.button("Train and score the learned baseline", key="act_rc_train"):
@@ -257,11 +277,19 @@ def benchmark_section() -> None:
             st.session_state[RcKeys.BASELINE] = True
     if st.session_state.get(RcKeys.BASELINE):
         report = _baseline(*params)
-        st.dataframe(report.to_frame(), hide_index=True, key="view_rc_baseline")
+        st.markdown(f"**Baseline table** — trained on {report.n_train} single-source and no-op train cases; "
+                    f"the trivial baselines ({', '.join(TRIVIAL_MODELS)}) are scored on every set. "
+                    "Receipt accuracy on changing cases carries a 95% percentile-bootstrap interval over cases.")
+        st.dataframe(report.compact_frame(), hide_index=True, key="view_rc_baseline")
+        with st.expander("Every column (drift, misattribution, reason debt at confidence 0.8)"):
+            st.dataframe(report.to_frame(), hide_index=True, key="view_rc_baseline_full")
         st.plotly_chart(baseline_figure(report.to_frame()), key="view_rc_baseline_fig")
+        st.markdown("**Prediction is not certification** — each claim with the numbers that decide it")
+        verdicts = report.findings["holds"].map({True: "holds", False: "does not hold"})
+        st.dataframe(report.findings.assign(holds=verdicts), hide_index=True, key="view_rc_findings")
         if st.button("Save baseline report to registry", key="act_rc_save_baseline"):
             with guarded("saving the baseline report"):
-                rid = _save("baseline", report.to_dict(), {"baseline": report.to_frame()})
+                rid = _save("baseline", report.to_dict(), {"baseline": report.to_frame(), "findings": report.findings})
                 st.success(f"Saved as run {rid}.")
 
 

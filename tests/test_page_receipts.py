@@ -79,10 +79,28 @@ def test_benchmark_baseline_and_prediction_upload(registry_path: Path) -> None:
     at.number_input(key="rc_bench_n").set_value(200).run()
     at.button(key="act_rc_generate").click().run()
     assert not at.exception and not at.error, _texts(at, "error")
+    # The panel shows the balance: the change share of every stratum x split beside its quota.
+    balance = next(df.value for df in at.dataframe if "change_share" in df.value.columns)
+    assert set(zip(balance["stratum"], balance["split"])) == {
+        (s, p) for s in ("logical", "policy") for p in ("train", "val", "test")}
+    assert (balance["target"] == 0.6).all()
+    assert (balance["change_share"] - 0.6).abs().max() <= 0.5 / balance["cases"].min() + 1e-12
+    metrics = {m.label: m.value for m in at.metric}
+    assert abs(float(metrics["Verdict changes"].rstrip("%")) - 60) <= 1
+    assert "Acceptance rate" in metrics and "Generation time" in metrics
+    mix = next(df.value for df in at.dataframe if "family" in df.value.columns and "in_training" in df.value.columns)
+    assert set(mix["family"]) == {"single", "alternatives", "joint"}
     at.button(key="act_rc_train").click().run()
     assert not at.exception and not at.error, _texts(at, "error")
     table = next(df.value for df in at.dataframe if "receipt_acc" in df.value.columns)
-    assert set(table["model"]) == {"tfidf-char + logistic regression", "majority class"}
+    # The trivial baselines sit beside the learned model in every evaluation set.
+    assert set(table["model"]) == {"tfidf-char + logistic regression", "always no-change", "majority family"}
+    assert table.groupby("evaluation")["model"].nunique().eq(3).all()
+    assert {"receipt_acc_changed", "receipt_acc_changed_ci", "macro_family_acc"} <= set(table.columns)
+    lazy = table[(table["model"] == "always no-change") & table["evaluation"].str.startswith("locked")].iloc[0]
+    assert lazy["receipt_acc"] <= 0.5 and lazy["receipt_acc_changed"] == 0.0
+    findings = next(df.value for df in at.dataframe if "claim" in df.value.columns)
+    assert set(findings["holds"]) <= {"holds", "does not hold"} and len(findings) == 7
     from audit_core.receipts import generate_benchmark
 
     bench = generate_benchmark(n_cases=200, seed=0)
