@@ -79,12 +79,6 @@ def test_quota_is_a_parameter_and_none_leaves_the_natural_mix() -> None:
     assert math.isnan(nat.balance_frame().target.iloc[0])
 
 
-def test_no_unit_leaks_and_locked_controls(frame) -> None:
-    assert (frame.groupby("unit_id")["split"].nunique() == 1).all()
-    locked = frame[(frame.control == "") & (frame.split == "test") & frame.mutation.isin(["single", "noop"])]
-    assert len(frame[frame.control != ""]) == 3 * len(locked)
-
-
 def test_every_gold_receipt_is_verified_by_execution(bench) -> None:
     """Re-execute every case's cube (fresh adjudicator, full mode): same endpoints, cells and receipt."""
     for c in bench.cases:
