@@ -443,15 +443,9 @@ def _steer(plan: QuotaPlan, pos: int, world: dict[str, Any], mutate, rng: random
 
 
 def _resolve(config: BenchmarkConfig | None, overrides: dict[str, Any]) -> BenchmarkConfig:
-    cfg = config or BenchmarkConfig()
-    if overrides:
-        cfg = BenchmarkConfig(**{**cfg.to_dict(), **overrides,
-                                 "mutation_mix": tuple(overrides.get("mutation_mix", cfg.mutation_mix)),
-                                 "splits": tuple(overrides.get("splits", cfg.splits))})
-    else:
-        cfg = BenchmarkConfig(**{**cfg.to_dict(), "mutation_mix": tuple(cfg.mutation_mix),
-                                 "splits": tuple(cfg.splits)})
-    return cfg.check()
+    merged = {**(config or BenchmarkConfig()).to_dict(), **overrides}
+    merged["mutation_mix"], merged["splits"] = tuple(merged["mutation_mix"]), tuple(merged["splits"])
+    return BenchmarkConfig(**merged).check()
 
 
 def generate_benchmark(config: BenchmarkConfig | None = None, **overrides: Any) -> Benchmark:
