@@ -1,7 +1,7 @@
 """``reliability-audit``: run audits headless from a config, report, gate and list runs.
 
 Installed as a console command by ``pip install -e .`` (``make run`` /
-``make test`` do it); ``python -m components.cli`` is the same program.
+``make test`` do it); ``python -m audit_cli`` is the same program.
 It lives in ``components/`` because the HTML report needs Plotly, which the
 library ``audit_core`` never imports. See ``docs/cli.md``.
 
@@ -77,7 +77,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     g = sub.add_parser("gate", help="release gate between two saved runs (Receipts)", epilog=_EPILOG,
                        description="Compare RUN_A (baseline) with RUN_B (candidate) through the release gate "
-                       "(audit_core.receipts.gate.compare_runs): execute the cube between the two gate states and "
+                       "(audit_core.runs.gate.compare_runs): execute the cube between the two gate states and "
                        "print the grounds, both verdicts and the receipt. Each side may list several runs "
                        "separated by commas (e.g. a model, a fragility and a transport run). "
                        "Exit 0 if the candidate's verdict is 'release', 1 otherwise.")
@@ -113,7 +113,7 @@ def _err(message: str) -> None:
 
 
 def _registry(path: str | None):
-    from audit_core.registry import RunRegistry
+    from audit_core.runs.registry import RunRegistry
 
     return RunRegistry(path)
 
@@ -147,8 +147,8 @@ class _Bars:
 
 @contextlib.contextmanager
 def _execution(args: argparse.Namespace) -> Iterator[Any]:
-    from audit_core.audits import ExecutionOptions
-    from audit_core.parallel import local_cluster
+    from audit_core.runs.plugin import ExecutionOptions
+    from audit_core.runs.parallel import local_cluster
 
     if args.dask_local is not None and args.dask_scheduler:
         raise _Usage("use either --dask-scheduler or --dask-local, not both")
@@ -172,13 +172,13 @@ class _Usage(Exception):
 
 
 def _write_outputs(record: Any, out: Path, *, html: bool) -> Path:
-    from audit_core.bundle import export_bundle, write_parquet_tables
+    from audit_core.runs.bundle import export_bundle, write_parquet_tables
 
     folder = out / record.run_id
     write_parquet_tables(record, folder / "tables")
     (folder / "bundle.json").write_bytes(export_bundle(record))
     if html:
-        from .report import write_report
+        from components.report import write_report
 
         write_report(record, folder / "report.html")
     return folder
@@ -189,8 +189,8 @@ def _terminate(signum: int, frame: Any) -> None:
 
 
 def _cmd_run(args: argparse.Namespace) -> int:
-    from audit_core.audits import run_config
-    from audit_core.config import load_config
+    from audit_core.runs.plugin import run_config
+    from audit_core.runs.config import load_config
 
     config = load_config(args.config)
     registry = _registry(args.registry)
@@ -216,7 +216,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
 
 
 def _cmd_report(args: argparse.Namespace) -> int:
-    from .report import write_report
+    from components.report import write_report
 
     record = _registry(args.registry).load(args.run_id)
     path = write_report(record, args.html)
@@ -225,7 +225,7 @@ def _cmd_report(args: argparse.Namespace) -> int:
 
 
 def _cmd_gate(args: argparse.Namespace) -> int:
-    from audit_core.receipts.gate import compare_runs
+    from audit_core.runs.gate import compare_runs
 
     rules = None
     if args.rules:
@@ -264,7 +264,7 @@ def _cmd_list(args: argparse.Namespace) -> int:
 
 
 def _cmd_export(args: argparse.Namespace) -> int:
-    from audit_core.bundle import export_bundle, write_parquet_tables
+    from audit_core.runs.bundle import export_bundle, write_parquet_tables
 
     if not args.bundle and not args.parquet:
         raise _Usage("export needs --bundle OUT.json and/or --parquet DIR")
@@ -279,7 +279,7 @@ def _cmd_export(args: argparse.Namespace) -> int:
 
 
 def _cmd_import(args: argparse.Namespace) -> int:
-    from audit_core.bundle import import_bundle
+    from audit_core.runs.bundle import import_bundle
 
     path = Path(args.bundle)
     if not path.is_file():

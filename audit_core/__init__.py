@@ -4,19 +4,19 @@ It never imports streamlit or plotly. The public surface of the foundation is
 re-exported here; each audit lives in its own subpackage
 (``audit_core.fragility``, ``audit_core.transport``, ``audit_core.receipts``).
 """
-from .baseline import BASELINE_KINDS, compute_baseline
-from .dataset import AuditDataset, DatasetConfig, build_dataset, frame_fingerprint
+from .data.baseline import BASELINE_KINDS, compute_baseline
+from .data.dataset import AuditDataset, DatasetConfig, build_dataset, frame_fingerprint
 from .errors import MESSAGES, AuditInputError
-from .groups import GroupRule, Grouping, apply_group_rules, grouping_from_raw_map, parse_group_csv, raw_origin_grouping
-from .intake import LoadedTable, ReadOptions, read_path, read_table
-from .model_import import import_model
-from .models import ZOO, FittedModel, ModelSpec, make_estimator, train_model
-from .preprocess import feature_origins, make_preprocessor
-from .registry import RunRecord, RunRegistry, default_registry_path
-from .roles import ROLES, infer_roles
-from .samples import SAMPLES, load_sample
-from .targets import EligibilityFilter, apply_targets, target_from_dict
-from .training import Workspace, attach_model, train_workspace
+from .data.groups import GroupRule, Grouping, apply_group_rules, grouping_from_raw_map, parse_group_csv, raw_origin_grouping
+from .data.intake import LoadedTable, ReadOptions, read_path, read_table
+from .models.importing import import_model
+from .models.zoo import ZOO, FittedModel, ModelSpec, make_estimator, train_model
+from .data.preprocess import feature_origins, make_preprocessor
+from .runs.registry import RunRecord, RunRegistry, default_registry_path
+from .data.roles import ROLES, infer_roles
+from .data.samples import SAMPLES, load_sample
+from .data.targets import EligibilityFilter, apply_targets, target_from_dict
+from .models.training import Workspace, attach_model, train_workspace
 
 __all__ = [
     "AuditDataset",

@@ -26,7 +26,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from .errors import fail, register_messages
-from .intake import ReadOptions
+from .data.intake import ReadOptions
 
 __all__ = ["ENV_VARS", "Limits"]
 
@@ -111,7 +111,7 @@ class Limits:
         return int(self.max_upload_mb * _MB)
 
     def read_options(self, **kwargs) -> ReadOptions:
-        """:class:`~audit_core.intake.ReadOptions` with these caps; ``kwargs`` set the other fields."""
+        """:class:`~audit_core.data.intake.ReadOptions` with these caps; ``kwargs`` set the other fields."""
         return ReadOptions(
             max_bytes=self.max_upload_bytes,
             max_rows=self.max_rows,

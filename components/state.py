@@ -17,10 +17,10 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from audit_core.intake import LoadedTable, ReadOptions, check_table, read_table
+from audit_core.data.intake import LoadedTable, ReadOptions, check_table, read_table
 from audit_core.limits import Limits
-from audit_core.registry import RunRegistry
-from audit_core.samples import SampleInfo, load_sample
+from audit_core.runs.registry import RunRegistry
+from audit_core.data.samples import SampleInfo, load_sample
 
 __all__ = [
     "Keys",

@@ -2,7 +2,7 @@
 import streamlit as st
 
 from audit_core.fragility.audit import run_fragility_audit
-from components import fragility_widgets as fw
+from components.widgets import fragility as fw
 from components.feedback import guarded
 from components.state import Keys
 from components.routing import require_router

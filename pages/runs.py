@@ -1,7 +1,7 @@
 """Runs & reports: browse saved runs, reopen one without recomputing, compare, export, import."""
 import streamlit as st
 
-from components import runs_widgets as rw
+from components.widgets import runs as rw
 from components.feedback import guarded
 from components.routing import require_router
 

@@ -22,7 +22,7 @@ from audit_core.fragility import (
     exact_min_flip,
     verify,
 )
-from audit_core.groups import Grouping
+from audit_core.data.groups import Grouping
 
 
 class Linear:

@@ -22,7 +22,7 @@ from audit_core.fragility import (
 )
 from audit_core.fragility.evaluation import SCORES, auroc, brittleness_scores
 from audit_core.fragility.stressors import brittle_labels, donor_replacement
-from audit_core.groups import Grouping
+from audit_core.data.groups import Grouping
 
 from test_fragility_certificates import Linear
 

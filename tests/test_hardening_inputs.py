@@ -14,16 +14,16 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from audit_core.dataset import DatasetConfig, build_dataset
+from audit_core.data.dataset import DatasetConfig, build_dataset
 from audit_core.errors import MESSAGES, AuditInputError
 from audit_core.expr import evaluate_mask, parse_expression
-from audit_core.intake import read_table
+from audit_core.data.intake import read_table
 from audit_core.limits import ENV_VARS, Limits
-from audit_core.model_import import import_model
-from audit_core.models import ModelSpec
+from audit_core.models.importing import import_model
+from audit_core.models.zoo import ModelSpec
 from audit_core.receipts.cube import execute_state_cube
 from audit_core.receipts.state import state_from_dict
-from audit_core.training import train_workspace
+from audit_core.models.training import train_workspace
 
 from hardening_cases import declared_or_valid, expr_frame
 from toy_data import excel_bytes, parquet_bytes
@@ -94,7 +94,7 @@ def test_upload_options_read_limits(monkeypatch):
 
 
 def test_config_files_read_limits(tmp_path, monkeypatch):
-    from audit_core.config import load_config, load_data
+    from audit_core.runs.config import load_config, load_data
 
     (tmp_path / "t.csv").write_text("a,b,y\n1,2,0\n3,4,1\n5,6,0\n")
     cfg = tmp_path / "c.yaml"
@@ -226,7 +226,7 @@ def test_target_with_nan_is_declared():
 
 
 def test_inf_feature_is_declared_when_checked():
-    from audit_core.intake import check_table
+    from audit_core.data.intake import check_table
 
     frame = pd.DataFrame({"x": [1.0, np.inf] * 20, "y": [0, 1] * 20})
     raises("INF_VALUES", lambda: check_table(frame))

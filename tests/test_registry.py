@@ -1,4 +1,4 @@
-"""Tests for :mod:`audit_core.registry`.
+"""Tests for :mod:`audit_core.runs.registry`.
 
 This file doubles as the worker script of the multi-process test:
 ``python tests/test_registry.py worker <db> <worker> <n> <ready> <go>``.
@@ -26,9 +26,9 @@ REPO = Path(__file__).resolve().parents[1]
 if str(REPO) not in sys.path:  # when run as a worker script
     sys.path.insert(0, str(REPO))
 
-from audit_core import registry as reg  # noqa: E402
+from audit_core.runs import registry as reg  # noqa: E402
 from audit_core.errors import AuditInputError  # noqa: E402
-from audit_core.registry import RunRecord, RunRegistry, default_registry_path  # noqa: E402
+from audit_core.runs.registry import RunRecord, RunRegistry, default_registry_path  # noqa: E402
 
 
 # ---------------------------------------------------------------------------
@@ -468,7 +468,7 @@ def test_survives_restart_in_another_process(tmp_path: Path) -> None:
     # A fresh interpreter; also checks the module stays free of UI imports.
     script = (
         "import sys, json\n"
-        "from audit_core.registry import RunRegistry\n"
+        "from audit_core.runs.registry import RunRegistry\n"
         f"rec = RunRegistry({str(path)!r}).load({run_id!r})\n"
         "assert 'streamlit' not in sys.modules and 'plotly' not in sys.modules\n"
         "print(json.dumps({'status': rec.status, 'config': rec.config,\n"

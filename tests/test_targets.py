@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 
 from audit_core.errors import AuditInputError
-from audit_core.targets import (
+from audit_core.data.targets import (
     MAX_CLASSES,
     ClassTarget,
     EligibilityFilter,

@@ -24,7 +24,7 @@ from typing import Literal
 
 import numpy as np
 
-from .errors import fail, register_messages
+from audit_core.errors import fail, register_messages
 from .groups import Grouping
 
 __all__ = ["BaselineKind", "BASELINE_KINDS", "compute_baseline"]
@@ -61,7 +61,7 @@ def compute_baseline(X_train: np.ndarray, grouping: Grouping, *, kind: BaselineK
     Examples
     --------
     >>> import numpy as np
-    >>> from audit_core.groups import Grouping
+    >>> from audit_core.data.groups import Grouping
     >>> g = Grouping(("a", "b"), ("a", "b"), ("g", "g"), ("g",))
     >>> compute_baseline(np.array([[0., 1.], [1., 0.], [1., 0.]]), g, kind="mode")
     array([1., 0.])

@@ -17,7 +17,7 @@ from typing import Any, Mapping
 import numpy as np
 import pandas as pd
 
-from .errors import fail, register_messages
+from audit_core.errors import fail, register_messages
 from .roles import apply_role_overrides, infer_roles
 from .targets import EligibilityFilter, TargetLabels, apply_targets, target_from_dict
 
@@ -61,7 +61,7 @@ class DatasetConfig:
     name : str
         Display name (usually the file name).
     targets : tuple of dict
-        Target definitions in the format of :func:`audit_core.targets.target_from_dict`.
+        Target definitions in the format of :func:`audit_core.data.targets.target_from_dict`.
     primary_target : str, optional
         Name of the definition used for training; default the first.
     roles : mapping, optional
@@ -211,7 +211,7 @@ def build_dataset(frame: pd.DataFrame, config: DatasetConfig) -> AuditDataset:
     Parameters
     ----------
     frame : pandas.DataFrame of shape (n_rows, n_columns)
-        A table already read by :func:`audit_core.intake.read_table`.
+        A table already read by :func:`audit_core.data.intake.read_table`.
     config : DatasetConfig
 
     Returns

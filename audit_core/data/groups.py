@@ -22,7 +22,7 @@ from typing import Iterable, Literal, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from .errors import fail, register_messages
+from audit_core.errors import fail, register_messages
 
 __all__ = [
     "Grouping",
@@ -127,7 +127,7 @@ def grouping_from_raw_map(origins: pd.DataFrame, raw_to_group: Mapping[str, str]
     Parameters
     ----------
     origins : pandas.DataFrame
-        From :func:`audit_core.preprocess.feature_origins`.
+        From :func:`audit_core.data.preprocess.feature_origins`.
     raw_to_group : mapping
         Raw column → group name. Unmapped raw columns form their own group.
 

@@ -22,7 +22,7 @@ from typing import Literal, Mapping
 
 import pandas as pd
 
-from .errors import fail, register_messages
+from audit_core.errors import fail, register_messages
 
 __all__ = ["Role", "ROLES", "FEATURE_ROLES", "infer_roles", "apply_role_overrides"]
 

@@ -13,10 +13,10 @@ from typing import Any, Callable, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from ..baseline import BASELINE_KINDS, compute_baseline
-from ..groups import grouping_from_raw_map
-from ..models import FittedModel, ModelSpec, train_model
-from ..probs import confidence_scores
+from audit_core.data.baseline import BASELINE_KINDS, compute_baseline
+from audit_core.data.groups import grouping_from_raw_map
+from audit_core.models.zoo import FittedModel, ModelSpec, train_model
+from audit_core.models.probs import confidence_scores
 from .certificate import CertificateBatch
 from .engine import FragilityConfig, certify, column_scale
 from .evaluation import (
@@ -295,7 +295,7 @@ def fragility_run_parts(ws: Any, audit: FragilityAudit) -> dict[str, Any]:
     """The run config, tables and manifest of a fragility audit, as stored in the registry.
 
     Shared by :func:`save_fragility_run` (the app) and the CLI runner
-    (:mod:`audit_core.fragility.runner`), so both write the same tables:
+    (:mod:`audit_core.runs.plugins.fragility`), so both write the same tables:
     ``summary``, ``auroc``, ``incremental``, ``search``, ``delta``, the
     workspace's held-out ``metrics`` (a gate ground) and, when computed,
     ``temperature`` and ``baseline_sensitivity``.
@@ -304,7 +304,7 @@ def fragility_run_parts(ws: Any, audit: FragilityAudit) -> dict[str, Any]:
     -------
     dict with keys ``config``, ``tables``, ``manifest``.
     """
-    from ..runs import workspace_manifest
+    from audit_core.runs.save import workspace_manifest
 
     proto = audit.batch.protocol
     config = {
@@ -350,7 +350,7 @@ def compare_models(
         ``most stable`` model (lowest mean RCMA).
     batches : dict model kind -> (FittedModel, CertificateBatch)
     """
-    from ..training import holdout_metrics
+    from audit_core.models.training import holdout_metrics
 
     ds = ws.dataset
     keys = audit.batch.keys

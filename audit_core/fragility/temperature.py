@@ -27,7 +27,7 @@ from scipy.optimize import minimize_scalar
 from scipy.special import log_softmax
 
 from ..errors import fail, register_messages
-from ..probs import clip_probs, pseudo_logits
+from audit_core.models.probs import clip_probs, pseudo_logits
 
 __all__ = [
     "ece",

@@ -1,4 +1,4 @@
-"""Batch jobs for :func:`audit_core.parallel.map_batches`: self-contained, seeded items.
+"""Batch jobs for :func:`audit_core.runs.parallel.map_batches`: self-contained, seeded items.
 
 Each job is a module-level function of one frozen item that carries its data
 and its seeds, so it runs identically in this process, in a loky worker or on
@@ -157,7 +157,7 @@ def refit_job(item: RefitItem) -> dict[str, float]:
     dict
         ``{"seed", "auroc", "accuracy", "log_loss"}`` (floats).
     """
-    from .models import ModelSpec, train_model  # heavy imports only in workers
+    from .zoo import ModelSpec, train_model  # heavy imports only in workers
 
     model = train_model(
         item.X_train,

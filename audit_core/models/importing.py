@@ -21,8 +21,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from .errors import fail, register_messages
-from .models import FittedModel
+from audit_core.errors import fail, register_messages
+from .zoo import FittedModel
 
 __all__ = ["REVIEWED_TYPES", "import_model", "load_skops", "load_lightgbm_text"]
 
@@ -84,7 +84,7 @@ def _check_zip_expansion(data: bytes, name: str) -> None:
     import io
     import zipfile
 
-    from .limits import Limits
+    from audit_core.limits import Limits
 
     try:
         with zipfile.ZipFile(io.BytesIO(data)) as zf:

@@ -16,11 +16,11 @@ import pandas as pd
 from sklearn.metrics import accuracy_score, log_loss, roc_auc_score
 from sklearn.model_selection import train_test_split
 
-from .baseline import BaselineKind, compute_baseline
-from .dataset import AuditDataset
-from .errors import fail, register_messages
-from .groups import Grouping, grouping_from_raw_map
-from .models import FittedModel, ModelSpec, train_model
+from audit_core.data.baseline import BaselineKind, compute_baseline
+from audit_core.data.dataset import AuditDataset
+from audit_core.errors import fail, register_messages
+from audit_core.data.groups import Grouping, grouping_from_raw_map
+from .zoo import FittedModel, ModelSpec, train_model
 
 __all__ = ["Workspace", "split_holdout", "train_workspace", "attach_model", "holdout_metrics"]
 

@@ -25,8 +25,8 @@ from typing import Any, Callable, Mapping
 import numpy as np
 import pandas as pd
 
-from .errors import fail, register_messages
-from .groups import Grouping, raw_origin_grouping
+from audit_core.errors import fail, register_messages
+from audit_core.data.groups import Grouping, raw_origin_grouping
 
 __all__ = ["ZOO", "ModelSpec", "FittedModel", "make_estimator", "train_model"]
 
@@ -150,7 +150,7 @@ class FittedModel:
         Class codes in probability column order.
     origins : pandas.DataFrame
         Transformed feature → raw column table (see
-        :func:`audit_core.preprocess.feature_origins`).
+        :func:`audit_core.data.preprocess.feature_origins`).
     """
 
     spec: Mapping[str, Any]
@@ -222,7 +222,7 @@ def train_model(
     -------
     FittedModel
     """
-    from .preprocess import feature_origins, make_preprocessor
+    from audit_core.data.preprocess import feature_origins, make_preprocessor
 
     report = progress or (lambda f, m: None)
     estimator = make_estimator(spec)

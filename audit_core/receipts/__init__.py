@@ -19,10 +19,6 @@ from .cube import (
     MAX_SOURCES, CubeResult, StateCube, execute_cube, execute_state_cube, format_family, hybrid_state,
     inverse_receipt, minimal_sets_bruteforce, parse_family, state_sources,
 )
-from .gate import (
-    DEFAULT_GATE_SCOPE, DEFAULT_GATE_YAML, DEPLOYMENT_SCOPES, GROUND_SPECS, RELEASE, GateComparison, GateGrounds,
-    GateResult, GroundSpec, compare_gate, compare_runs, extract_gate_grounds, gate_state,
-)
 from .generator import PARTS, BenchCase, Benchmark, BenchmarkConfig, generate_benchmark, serialise_case
 from .predictions import LineError, PredictionUpload, parse_predictions
 from .state import GROUND_TYPES, EvaluatorState, Ground, Norms, Rule, dump_state, load_state, state_from_dict
@@ -44,8 +40,4 @@ __all__ = [
     "TfidfReceiptModel", "MajorityReceiptModel", "BaselineReport", "evaluate_baseline",
     # uploads
     "LineError", "PredictionUpload", "parse_predictions",
-    # release gate
-    "GroundSpec", "GROUND_SPECS", "DEFAULT_GATE_YAML", "DEPLOYMENT_SCOPES", "GateGrounds", "GateComparison",
-    "extract_gate_grounds", "gate_state", "compare_gate", "GateResult", "compare_runs", "RELEASE",
-    "DEFAULT_GATE_SCOPE",
 ]

@@ -33,7 +33,7 @@ from typing import Any
 
 import pandas as pd
 
-from .errors import fail, register_messages
+from audit_core.errors import fail, register_messages
 from .registry import RunRecord, RunRegistry
 
 __all__ = [
@@ -128,7 +128,7 @@ def export_bundle(record: RunRecord) -> bytes:
     Parameters
     ----------
     record : RunRecord
-        A loaded run (:meth:`audit_core.registry.RunRegistry.load`).
+        A loaded run (:meth:`audit_core.runs.registry.RunRegistry.load`).
 
     Returns
     -------

@@ -33,12 +33,12 @@ from typing import Any, Mapping
 
 import pandas as pd
 
-from .dataset import AuditDataset, DatasetConfig, build_dataset
-from .errors import AuditInputError, fail, register_messages
-from .intake import LoadedTable, check_table, read_table
-from .limits import Limits
-from .samples import SAMPLES, load_sample
-from .targets import target_from_dict
+from audit_core.data.dataset import AuditDataset, DatasetConfig, build_dataset
+from audit_core.errors import AuditInputError, fail, register_messages
+from audit_core.data.intake import LoadedTable, check_table, read_table
+from audit_core.limits import Limits
+from audit_core.data.samples import SAMPLES, load_sample
+from audit_core.data.targets import target_from_dict
 
 __all__ = [
     "AuditConfig",
@@ -269,7 +269,7 @@ def _validate_dataset(section: Any) -> dict[str, Any]:
         expect_type(section.get(key), str, where=f"dataset.{key}", optional=True)
     if section.get("eligibility"):
         try:
-            from .targets import EligibilityFilter
+            from audit_core.data.targets import EligibilityFilter
 
             EligibilityFilter(expression=section["eligibility"])
         except AuditInputError as err:
@@ -284,8 +284,8 @@ def _validate_dataset(section: Any) -> dict[str, Any]:
 
 
 def _validate_model(section: Any) -> dict[str, Any]:
-    from .baseline import BASELINE_KINDS
-    from .models import ZOO
+    from audit_core.data.baseline import BASELINE_KINDS
+    from audit_core.models.zoo import ZOO
 
     section = check_keys(section, where="model", allowed=_MODEL_KEYS, required=("kind",))
     kind = expect_type(section["kind"], str, where="model.kind")
@@ -327,7 +327,7 @@ def parse_config(raw: Any, *, source: str = "<dict>", sha256: str = "") -> Audit
     AuditInputError
         The first problem found, naming its key path.
     """
-    from .audits import get_runner  # the audit registry validates each audit's options
+    from .plugin import get_runner  # the audit registry validates each audit's options
 
     top = check_keys(raw, where="the config", allowed=_TOP_KEYS, required=("data", "audits"))
     name = expect_type(top.get("name", Path(source).stem if source != "<dict>" else "audit"), str, where="name")

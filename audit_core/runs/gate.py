@@ -45,10 +45,10 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 
-from audit_core.registry import RunRecord
+from audit_core.runs.registry import RunRecord
 
-from .cube import StateCube, execute_state_cube
-from .state import EvaluatorState, load_state, state_from_dict
+from audit_core.receipts.cube import StateCube, execute_state_cube
+from audit_core.receipts.state import EvaluatorState, load_state, state_from_dict
 
 __all__ = ["GroundSpec", "GROUND_SPECS", "DEFAULT_GATE_YAML", "DEPLOYMENT_SCOPES", "GateGrounds",
            "GateComparison", "GateResult", "DEFAULT_GATE_SCOPE", "RELEASE", "extract_gate_grounds", "gate_state",

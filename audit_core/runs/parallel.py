@@ -35,7 +35,7 @@ import os
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any, Literal, TypeVar
 
-from .errors import fail, register_messages
+from audit_core.errors import fail, register_messages
 
 __all__ = ["BACKENDS", "Backend", "map_batches", "local_cluster", "default_n_jobs"]
 

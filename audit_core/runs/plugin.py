@@ -8,8 +8,8 @@ The CLI, and anything else that executes configs, only talks to
 
 How an audit plugs in (see ``docs/cli.md``)::
 
-    from audit_core.audits import AuditResult, AuditRunner, register_audit
-    from audit_core.config import check_keys, expect_type
+    from audit_core.runs.plugin import AuditResult, AuditRunner, register_audit
+    from audit_core.runs.config import check_keys, expect_type
 
     def _validate(options: dict, *, where: str) -> dict:
         options = check_keys(options, where=where, allowed=("n_cases", "seed"))
@@ -39,8 +39,8 @@ from typing import Any, Protocol
 
 import pandas as pd
 
-from .errors import AuditInputError, fail
-from .manifest import library_versions
+from audit_core.errors import AuditInputError, fail
+from audit_core.models.manifest import library_versions
 from .parallel import Backend, map_batches
 
 __all__ = [
@@ -86,7 +86,7 @@ class ExecutionOptions:
     scheduler_address: str | None = None
 
     def map(self, func: Callable[[Any], Any], items: Sequence[Any], *, progress: Callable[[int, int], None] | None = None) -> list:
-        """:func:`audit_core.parallel.map_batches` with these options."""
+        """:func:`audit_core.runs.parallel.map_batches` with these options."""
         return map_batches(
             func,
             items,
@@ -166,7 +166,7 @@ class AuditRunner:
         Checks the audit's options (the config entry without ``kind``) and
         returns them with defaults filled in; raises declared errors naming
         ``where`` (e.g. ``"audits[1]"``). Use
-        :func:`audit_core.config.check_keys` / :func:`~audit_core.config.expect_type`.
+        :func:`audit_core.runs.config.check_keys` / :func:`~audit_core.runs.config.expect_type`.
     run : callable(options, *, context, progress) -> AuditResult
         Runs the audit. Stochastic steps take their seeds from ``options``.
     needs_workspace : bool
@@ -184,12 +184,12 @@ class AuditRunner:
 AUDITS: dict[str, AuditRunner] = {}
 
 # Modules that register the shipped audits. The lead adds one line per audit
-# when it lands, e.g. "audit_core.fragility.runner".
+# when it lands, e.g. "audit_core.runs.plugins.fragility".
 _BUILTIN_MODULES: tuple[str, ...] = (
-    "audit_core.model_audit",
-    "audit_core.fragility.runner",
-    "audit_core.receipts.runner",
-    "audit_core.transport.runner",
+    "audit_core.runs.plugins.model",
+    "audit_core.runs.plugins.fragility",
+    "audit_core.runs.plugins.receipts",
+    "audit_core.runs.plugins.transport",
 )
 
 
@@ -265,7 +265,7 @@ def run_config(
     Parameters
     ----------
     config : AuditConfig
-        From :func:`audit_core.config.load_config` / ``parse_config``.
+        From :func:`audit_core.runs.config.load_config` / ``parse_config``.
     registry : RunRegistry
     base_dir : str or pathlib.Path
         Folder that relative data paths are resolved against.
@@ -288,9 +288,9 @@ def run_config(
         error ``"interrupted (...)"``, so no run is left ``"running"``.
     """
     from .config import load_data
-    from .runs import workspace_manifest
-    from .training import train_workspace
-    from .models import ModelSpec
+    from .save import workspace_manifest
+    from audit_core.models.training import train_workspace
+    from audit_core.models.zoo import ModelSpec
 
     execution = execution or ExecutionOptions()
     report = progress or _no_progress

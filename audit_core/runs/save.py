@@ -5,9 +5,9 @@ from typing import Any
 
 import pandas as pd
 
-from .manifest import library_versions
+from audit_core.models.manifest import library_versions
 from .registry import RunRegistry
-from .training import Workspace
+from audit_core.models.training import Workspace
 
 __all__ = ["library_versions", "workspace_manifest", "save_workspace"]
 

@@ -9,9 +9,9 @@ from typing import Any, Mapping
 import numpy as np
 
 from ..errors import fail
-from ..manifest import library_versions
-from ..models import ZOO
-from ..targets import target_from_dict
+from audit_core.models.manifest import library_versions
+from audit_core.models.zoo import ZOO
+from audit_core.data.targets import target_from_dict
 from .mappings import MAPPINGS
 from .verdicts import DEFAULT_TOLERANCES, check_tolerances
 
@@ -47,7 +47,7 @@ class TransportConfig:
     Parameters
     ----------
     targets : tuple of dict
-        Target definitions (:func:`audit_core.targets.target_from_dict`
+        Target definitions (:func:`audit_core.data.targets.target_from_dict`
         format). The first is the primary estimand; others enter the
         target-definition stress.
     numeric, categorical : tuple of str
@@ -201,7 +201,7 @@ class TransportConfig:
 
     @classmethod
     def from_dataset(cls, dataset, **options) -> "TransportConfig":
-        """Declaration from a checked :class:`~audit_core.dataset.AuditDataset`.
+        """Declaration from a checked :class:`~audit_core.data.dataset.AuditDataset`.
 
         Targets, roles, eligibility, key, weight, domain, group and strata
         come from the dataset's config (the primary target first); ``options``

@@ -31,10 +31,10 @@ from typing import Callable, Mapping
 import numpy as np
 import pandas as pd
 
-from ..dataset import frame_fingerprint
+from audit_core.data.dataset import frame_fingerprint
 from ..errors import fail, register_messages
-from ..models import ModelSpec, train_model
-from ..targets import EligibilityFilter, apply_targets
+from audit_core.models.zoo import ModelSpec, train_model
+from audit_core.data.targets import EligibilityFilter, apply_targets
 from .bootstrap import percentile_interval, stratified_counts
 from .evaluation import bootstrap_spec, evaluate_pipeline, fit_rules
 from .mappings import fit_mapping

@@ -19,7 +19,7 @@ def group_sizes_figure(summary: pd.DataFrame) -> go.Figure:
     Parameters
     ----------
     summary : pandas.DataFrame
-        From :meth:`audit_core.groups.Grouping.summary`: ``group``,
+        From :meth:`audit_core.data.groups.Grouping.summary`: ``group``,
         ``raw_columns``, ``n_features``.
     """
     fig = go.Figure(

@@ -16,7 +16,7 @@ How an audit adds its figures: a builder ``builder(record) -> [(title, figure)]`
 that reads ``record.tables`` only, registered with
 :func:`register_report_figures` (``model``, ``fragility``, ``transport`` and
 ``receipts`` are registered here; their builders live next to the page figures, e.g.
-:func:`components.fragility_figures.fragility_report_figures`)::
+:func:`components.figures.fragility.fragility_report_figures`)::
 
     register_report_figures("transport", transport_report_figures)
 """
@@ -32,11 +32,11 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.offline import get_plotlyjs
 
-from audit_core.registry import RunRecord
+from audit_core.runs.registry import RunRecord
 
-from .fragility_figures import fragility_report_figures
-from .receipts_figures import receipts_report_figures
-from .transport_figures import transport_report_figures
+from components.figures.fragility import fragility_report_figures
+from components.figures.receipts import receipts_report_figures
+from components.figures.transport import transport_report_figures
 
 __all__ = [
     "MAX_TABLE_ROWS",

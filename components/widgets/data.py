@@ -13,20 +13,20 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from audit_core.baseline import BASELINE_KINDS
-from audit_core.dataset import AuditDataset, DatasetConfig, build_dataset
-from audit_core.groups import GroupRule, apply_group_rules, parse_group_csv
-from audit_core.intake import LoadedTable
-from audit_core.model_import import import_model
-from audit_core.models import ZOO, ModelSpec
-from audit_core.roles import ROLES, infer_roles
-from audit_core.runs import save_workspace
-from audit_core.samples import SAMPLES, SampleInfo
-from audit_core.targets import target_from_dict
-from audit_core.training import Workspace, attach_model, train_workspace
+from audit_core.data.baseline import BASELINE_KINDS
+from audit_core.data.dataset import AuditDataset, DatasetConfig, build_dataset
+from audit_core.data.groups import GroupRule, apply_group_rules, parse_group_csv
+from audit_core.data.intake import LoadedTable
+from audit_core.models.importing import import_model
+from audit_core.models.zoo import ZOO, ModelSpec
+from audit_core.data.roles import ROLES, infer_roles
+from audit_core.runs.save import save_workspace
+from audit_core.data.samples import SAMPLES, SampleInfo
+from audit_core.data.targets import target_from_dict
+from audit_core.models.training import Workspace, attach_model, train_workspace
 
-from .feedback import guarded
-from .state import Keys, cached_upload, registry, sample_table, upload_options
+from components.feedback import guarded
+from components.state import Keys, cached_upload, registry, sample_table, upload_options
 
 __all__ = [
     "ensure_sample_loaded",

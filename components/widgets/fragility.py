@@ -30,8 +30,8 @@ from audit_core.fragility import neural
 from audit_core.fragility.engine import FragilityConfig
 from audit_core.limits import Limits
 from audit_core.fragility.operators import FAMILIES
-from audit_core.models import ZOO
-from components import fragility_figures as ff
+from audit_core.models.zoo import ZOO
+from components.figures import fragility as ff
 from components.feedback import guarded
 from components.state import Keys, registry
 

@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import streamlit as st
 
-from .feedback import guarded
-from .state import Keys, registry
+from components.feedback import guarded
+from components.state import Keys, registry
 
 __all__ = ["questions", "session_summary", "recent_runs"]
 

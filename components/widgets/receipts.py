@@ -17,12 +17,10 @@ import streamlit as st
 
 from audit_core.limits import Limits
 from audit_core.receipts.controls import cube_controls
+from audit_core.runs.gate import DEFAULT_GATE_YAML, DEPLOYMENT_SCOPES, compare_gate
 from audit_core.receipts import (
     MAX_SOURCES,
-    DEFAULT_GATE_YAML,
-    DEPLOYMENT_SCOPES,
     add_distractor,
-    compare_gate,
     control_consistency,
     account,
     evaluate_baseline,
@@ -37,9 +35,9 @@ from audit_core.receipts import (
     reason_debt_grid,
 )
 
-from .feedback import guarded
-from .receipts_figures import baseline_figure, cube_view, reason_debt_figure
-from .state import registry
+from components.feedback import guarded
+from components.figures.receipts import baseline_figure, cube_view, reason_debt_figure
+from components.state import registry
 
 __all__ = ["RcKeys", "EXAMPLES", "editor_section", "cube_section", "benchmark_section",
            "predictions_section", "gate_section"]

@@ -9,7 +9,7 @@ display elements ``view_ru_``.
 
 Release gate: :data:`RECEIPT_GATE_HOOK` is called with the two compared runs
 and returns a short markdown text or ``None``. The default runs
-:func:`audit_core.receipts.gate.compare_runs` (scope ``production``, default
+:func:`audit_core.runs.gate.compare_runs` (scope ``production``, default
 rules) and shows both verdicts, PASSED/FAILED and the gate's receipt.
 """
 from __future__ import annotations
@@ -20,13 +20,13 @@ from collections.abc import Callable
 import pandas as pd
 import streamlit as st
 
-from audit_core.bundle import export_bundle, import_bundle, parquet_zip
-from audit_core.compare import compare_runs_tables
-from audit_core.registry import RunRecord
+from audit_core.runs.bundle import export_bundle, import_bundle, parquet_zip
+from audit_core.runs.compare import compare_runs_tables
+from audit_core.runs.registry import RunRecord
 
-from .feedback import guarded
-from .report import figures_for, render_report, summary_frame
-from .state import registry
+from components.feedback import guarded
+from components.report import figures_for, render_report, summary_frame
+from components.state import registry
 
 __all__ = [
     "RECEIPT_GATE_HOOK",
@@ -42,7 +42,7 @@ _ALL = "(all)"
 
 
 def default_receipt_gate(record_a: RunRecord, record_b: RunRecord) -> str | None:
-    """The release gate between the two compared runs (:func:`audit_core.receipts.gate.compare_runs`).
+    """The release gate between the two compared runs (:func:`audit_core.runs.gate.compare_runs`).
 
     Returns
     -------
@@ -52,7 +52,7 @@ def default_receipt_gate(record_a: RunRecord, record_b: RunRecord) -> str | None
         grounds, with a pointer to the Receipts page's release gate, which
         shows the executed cube for these runs.
     """
-    from audit_core.receipts.gate import compare_runs
+    from audit_core.runs.gate import compare_runs
 
     r = compare_runs(record_a, record_b)
     absent = f" Absent grounds (UNKNOWN): {', '.join(r.grounds_absent)}." if r.grounds_absent else ""

@@ -11,12 +11,12 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from audit_core.dataset import build_dataset
-from audit_core.models import ZOO
+from audit_core.data.dataset import build_dataset
+from audit_core.models.zoo import ZOO
 from audit_core.transport import DEFAULT_TOLERANCES, MAPPINGS, TransportConfig, run_transport
 
-from .feedback import guarded
-from .state import registry
+from components.feedback import guarded
+from components.state import registry
 
 __all__ = ["RESULT_KEY", "LOCK_KEY", "declaration_section", "setup_form", "tolerance_section", "run_section",
            "verdict_table", "downloads"]

@@ -26,7 +26,7 @@ from typing import Literal
 import numpy as np
 import pandas as pd
 
-from .errors import AuditInputError, fail, register_messages
+from audit_core.errors import AuditInputError, fail, register_messages
 
 __all__ = ["ReadOptions", "LoadedTable", "read_table", "read_path", "check_table"]
 

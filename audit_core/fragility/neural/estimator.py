@@ -58,7 +58,7 @@ from typing import Any, Callable, Iterator, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from ..errors import fail, register_messages
+from audit_core.errors import fail, register_messages
 
 __all__ = [
     "INSTALL_COMMAND",
@@ -427,11 +427,11 @@ def fitted_fr_resmlp(
 ):
     """Train FR-ResMLP on the workspace's training partition, reusing its fitted preprocessing.
 
-    Returns a :class:`~audit_core.models.FittedModel` with the workspace model's
+    Returns a :class:`~audit_core.models.zoo.FittedModel` with the workspace model's
     preprocessor, input columns and origins, so ``ws.grouping`` and
     ``ws.baseline`` apply unchanged and the result can be certified.
     """
-    from ..models import FittedModel
+    from audit_core.models.zoo import FittedModel
 
     p = dict(DEFAULTS)
     p.update(params or {})
@@ -516,11 +516,11 @@ def compare_fr_resmlp(
     -------
     NeuralComparison
     """
-    from ..probs import confidence_scores
-    from ..training import holdout_metrics
-    from .engine import FragilityConfig, certify, column_scale
-    from .evaluation import auroc
-    from .stressors import donor_replacement
+    from audit_core.models.probs import confidence_scores
+    from audit_core.models.training import holdout_metrics
+    from ..engine import FragilityConfig, certify, column_scale
+    from ..evaluation import auroc
+    from ..stressors import donor_replacement
 
     _torch()
     cfg = config if config is not None else FragilityConfig(seed=seed)

@@ -1,7 +1,7 @@
 """The ``model`` audit: the trained workspace, its held-out check and its seed stability.
 
 Tables (the first three are exactly those of
-:func:`audit_core.runs.save_workspace`, so app-trained and CLI-trained model
+:func:`audit_core.runs.save.save_workspace`, so app-trained and CLI-trained model
 runs look alike):
 
 ``metrics``
@@ -18,7 +18,7 @@ runs look alike):
     One row per refit seed: ``seed``, ``auroc``, ``accuracy``, ``log_loss``.
 
 Both optional tables are batch work through
-:meth:`audit_core.audits.ExecutionOptions.map`; every item carries its seeds,
+:meth:`audit_core.runs.plugin.ExecutionOptions.map`; every item carries its seeds,
 so the tables are identical on every backend.
 """
 from __future__ import annotations
@@ -28,10 +28,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .audits import AuditContext, AuditResult, AuditRunner, Progress, register_audit
-from .config import check_keys, expect_type
-from .errors import fail
-from .jobs import BootstrapChunk, RefitItem, bootstrap_auroc_job, chunk_seeds, refit_job
+from ..plugin import AuditContext, AuditResult, AuditRunner, Progress, register_audit
+from ..config import check_keys, expect_type
+from audit_core.errors import fail
+from audit_core.models.audit import BootstrapChunk, RefitItem, bootstrap_auroc_job, chunk_seeds, refit_job
 
 __all__ = ["MODEL_AUDIT", "validate_model_options", "run_model_audit"]
 

@@ -42,13 +42,13 @@ from typing import Any
 
 import pandas as pd
 
-from ..audits import AuditContext, AuditResult, AuditRunner, Progress, register_audit
+from ..plugin import AuditContext, AuditResult, AuditRunner, Progress, register_audit
 from ..config import check_keys, expect_type
-from ..errors import fail
-from .controls import cube_controls
-from .cube import execute_state_cube
-from .generator import BenchmarkConfig, generate_benchmark
-from .state import EvaluatorState, load_state
+from audit_core.errors import fail
+from audit_core.receipts.controls import cube_controls
+from audit_core.receipts.cube import execute_state_cube
+from audit_core.receipts.generator import BenchmarkConfig, generate_benchmark
+from audit_core.receipts.state import EvaluatorState, load_state
 
 __all__ = ["RECEIPTS_AUDIT", "MODES", "validate_config", "run"]
 

@@ -26,10 +26,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..audits import AuditContext, AuditResult, AuditRunner, Progress, register_audit
+from ..plugin import AuditContext, AuditResult, AuditRunner, Progress, register_audit
 from ..config import check_keys, expect_type
-from .config import TransportConfig
-from .protocol import run_transport
+from audit_core.transport.config import TransportConfig
+from audit_core.transport.protocol import run_transport
 
 __all__ = ["TRANSPORT_AUDIT", "validate_config", "run"]
 

@@ -41,7 +41,7 @@ register_messages(
         "REGISTRY_OLDER_SCHEMA": (
             "The run registry at {path} uses schema version {found}, older than version {supported} "
             "of this app. Nothing was changed. Upgrade it explicitly with "
-            "`python -c \"from audit_core.registry import RunRegistry; RunRegistry.upgrade('{path}')\"`: "
+            "`python -c \"from audit_core.runs.registry import RunRegistry; RunRegistry.upgrade('{path}')\"`: "
             "a byte-for-byte backup is written first to {backup}. Or " + _FRESH_HINT[0].lower() + _FRESH_HINT[1:]
         ),
         "REGISTRY_UNAVAILABLE": (

@@ -146,7 +146,7 @@ def _utcnow() -> _dt.datetime:
     """Current UTC time (a seam for tests).
 
     The rest of the package calls it as ``_records._utcnow()``, so patching
-    ``audit_core.registry._records._utcnow`` fixes every timestamp it writes.
+    ``audit_core.runs.registry._records._utcnow`` fixes every timestamp it writes.
     """
     return _dt.datetime.now(_dt.timezone.utc)
 

@@ -227,7 +227,7 @@ class RunRegistry(_RegistryFile):
         """Insert a complete run exactly as given (id, timestamps, status, tables).
 
         Used to import a run exported from another registry
-        (:func:`audit_core.bundle.import_bundle`); ordinary code uses
+        (:func:`audit_core.runs.bundle.import_bundle`); ordinary code uses
         :meth:`save` or :meth:`create_run`.
 
         Parameters
