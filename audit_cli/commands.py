@@ -189,7 +189,7 @@ def _terminate(signum: int, frame: Any) -> None:
 
 
 def _cmd_run(args: argparse.Namespace) -> int:
-    from audit_core.runs.plugin import run_config
+    from audit_core.runs.execute import run_config
     from audit_core.runs.config import load_config
 
     config = load_config(args.config)

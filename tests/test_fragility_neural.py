@@ -21,7 +21,7 @@ import pytest
 from audit_core.errors import AuditInputError
 from audit_core.fragility import neural
 from audit_core.fragility.engine import FragilityConfig, certify, column_scale
-from audit_core.fragility.certificate import verify
+from audit_core.fragility.verify import verify
 
 from fragility_data import loan_workspace
 

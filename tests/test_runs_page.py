@@ -48,7 +48,7 @@ def test_open_compare_and_delete(reg: RunRegistry, monkeypatch: pytest.MonkeyPat
     b = save_custom_run(reg, verdicts=("pass", "pass", "fail"))
 
     # Opening a run must not recompute anything.
-    import audit_core.runs.plugin as audits
+    import audit_core.runs.execute as audits
 
     monkeypatch.setattr(audits, "run_config", lambda *a, **k: pytest.fail("recomputed"))
     at = _runs_page()

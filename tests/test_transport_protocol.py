@@ -228,7 +228,7 @@ def test_cli_runner_saves_transport_run(tmp_path):
     import yaml
 
     import audit_core.runs.plugins.transport  # noqa: F401  (registers the "transport" audit)
-    from audit_core.runs.plugin import run_config
+    from audit_core.runs.execute import run_config
     from audit_core.runs.config import parse_config
 
     root = __import__("pathlib").Path(__file__).resolve().parents[1]

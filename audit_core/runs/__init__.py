@@ -3,7 +3,8 @@
 * :mod:`~audit_core.runs.registry` — the saved-run registry (one SQLite file);
 * :mod:`~audit_core.runs.save` — save a workspace (or an audit) from the app as a run;
 * :mod:`~audit_core.runs.config` — audit configs (YAML/JSON): parse, validate, load the data;
-* :mod:`~audit_core.runs.plugin` — the audit plug-in interface and registry, and running a config;
+* :mod:`~audit_core.runs.plugin` — the audit plug-in interface and registry;
+* :mod:`~audit_core.runs.execute` — running a config: data, model, each plug-in, one run each;
 * :mod:`~audit_core.runs.plugins` — the built-in plug-ins (model, fragility, transport, receipts);
 * :mod:`~audit_core.runs.parallel` — serial, process and Dask back-ends for batch work;
 * :mod:`~audit_core.runs.bundle` — JSON bundles and Parquet exports of a run;
@@ -19,7 +20,8 @@ from .compare import compare_runs_tables
 from .config import AuditConfig, LoadedData, load_config, load_data, parse_config
 from .gate import DEFAULT_GATE_SCOPE, DEFAULT_GATE_YAML, GateResult, compare_runs
 from .parallel import map_batches
-from .plugin import AuditContext, AuditResult, AuditRunner, ExecutionOptions, get_runner, register_audit, run_config
+from .execute import RunOutcome, run_config
+from .plugin import AuditContext, AuditResult, AuditRunner, ExecutionOptions, get_runner, register_audit
 from .registry import RunRecord, RunRegistry, default_registry_path
 from .save import save_workspace
 
@@ -33,6 +35,7 @@ __all__ = [
     "ExecutionOptions",
     "GateResult",
     "LoadedData",
+    "RunOutcome",
     "RunRecord",
     "RunRegistry",
     "compare_runs",

@@ -40,6 +40,8 @@ from audit_core.limits import Limits
 from audit_core.data.samples import SAMPLES, load_sample
 from audit_core.data.targets import target_from_dict
 
+from .plugin import get_runner  # the audit registry validates each audit's options
+
 __all__ = [
     "AuditConfig",
     "LoadedData",
@@ -327,8 +329,6 @@ def parse_config(raw: Any, *, source: str = "<dict>", sha256: str = "") -> Audit
     AuditInputError
         The first problem found, naming its key path.
     """
-    from .plugin import get_runner  # the audit registry validates each audit's options
-
     top = check_keys(raw, where="the config", allowed=_TOP_KEYS, required=("data", "audits"))
     name = expect_type(top.get("name", Path(source).stem if source != "<dict>" else "audit"), str, where="name")
     data = _validate_data(top["data"])

@@ -1,9 +1,10 @@
-"""Audit plug-ins: one :class:`AuditRunner` per audit kind, and running a config.
+"""Audit plug-ins: one :class:`AuditRunner` per audit kind, registered by kind.
 
-Each audit kind (``model`` here; ``fragility``, ``transport`` and
-``receipts`` when they land) registers one runner with :func:`register_audit`.
-The CLI, and anything else that executes configs, only talks to
-:data:`AUDITS` through :func:`run_config`, so an audit becomes available to
+Each audit kind (``model``, ``fragility``, ``transport``, ``receipts``)
+registers one runner with :func:`register_audit`; the built-in ones live in
+:mod:`audit_core.runs.plugins`. The CLI, and anything else that executes
+configs, only talks to :data:`AUDITS` through
+:func:`audit_core.runs.execute.run_config`, so an audit becomes available to
 ``reliability-audit run`` the moment its module registers itself.
 
 How an audit plugs in (see ``docs/cli.md``)::
@@ -24,7 +25,7 @@ How an audit plugs in (see ``docs/cli.md``)::
 
     register_audit(AuditRunner(kind="fragility", title="Fragility", validate_config=_validate, run=_run))
 
-and the lead adds one import line to :func:`load_builtin_audits`.
+and the lead adds its module name to the built-in list of :func:`load_builtin_audits`.
 
 Pure library code: never imports streamlit or plotly.
 """
@@ -39,8 +40,8 @@ from typing import Any, Protocol
 
 import pandas as pd
 
-from audit_core.errors import AuditInputError, fail
-from audit_core.models.manifest import library_versions
+from audit_core.errors import fail
+
 from .parallel import Backend, map_batches
 
 __all__ = [
@@ -50,11 +51,9 @@ __all__ = [
     "AuditRunner",
     "ExecutionOptions",
     "Progress",
-    "RunOutcome",
     "get_runner",
     "load_builtin_audits",
     "register_audit",
-    "run_config",
 ]
 
 
@@ -62,10 +61,6 @@ class Progress(Protocol):
     """``progress(done, total, step)``: ``step`` names the long step (e.g. ``"bootstrap"``)."""
 
     def __call__(self, done: int, total: int, step: str) -> None: ...
-
-
-def _no_progress(done: int, total: int, step: str) -> None:
-    return None
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -230,121 +225,3 @@ def get_runner(kind: str, *, where: str = "audit kind") -> AuditRunner:
             hint += f" The {target!r} audit is not installed in this version yet."
         raise fail("CONFIG_UNKNOWN_AUDIT", kind=kind, where=where, hint=hint, kinds=", ".join(sorted(AUDITS)))
     return AUDITS[kind]
-
-
-@dataclass(frozen=True, kw_only=True, eq=False)
-class RunOutcome:
-    """One audit of a config after :func:`run_config`.
-
-    Attributes
-    ----------
-    kind : str
-    run_id : str
-    status : {"done", "failed"}
-    result : AuditResult or None
-    error : str or None
-    """
-
-    kind: str
-    run_id: str
-    status: str
-    result: AuditResult | None = None
-    error: str | None = None
-
-
-def run_config(
-    config: Any,
-    *,
-    registry: Any,
-    base_dir: str | Path,
-    execution: ExecutionOptions | None = None,
-    progress: Progress | None = None,
-) -> list[RunOutcome]:
-    """Run every audit of a validated config and save each as one registry run.
-
-    Parameters
-    ----------
-    config : AuditConfig
-        From :func:`audit_core.runs.config.load_config` / ``parse_config``.
-    registry : RunRegistry
-    base_dir : str or pathlib.Path
-        Folder that relative data paths are resolved against.
-    execution : ExecutionOptions, optional
-    progress : callable(done, total, step), optional
-
-    Returns
-    -------
-    list of RunOutcome
-        In the order of ``config.audits``. A failing audit is saved as a
-        ``"failed"`` run with its error and the others still run.
-
-    Raises
-    ------
-    AuditInputError
-        Before any run is created: the data cannot be loaded or does not
-        match the declarations, or the model cannot be trained on it.
-    KeyboardInterrupt, SystemExit
-        Re-raised after the current run is saved as ``"failed"`` with the
-        error ``"interrupted (...)"``, so no run is left ``"running"``.
-    """
-    from .config import load_data
-    from .save import workspace_manifest
-    from audit_core.models.training import train_workspace
-    from audit_core.models.zoo import ModelSpec
-
-    execution = execution or ExecutionOptions()
-    report = progress or _no_progress
-    runners = [(get_runner(a["kind"]), a) for a in config.audits]
-    report(0, 1, "loading data")
-    data = load_data(config, base_dir=base_dir)
-    report(1, 1, "loading data")
-    ws = None
-    if any(r.needs_workspace for r, _ in runners):
-        m = config.model
-        ws = train_workspace(
-            data.dataset,
-            spec=ModelSpec(kind=m["kind"], seed=m["seed"], params=m["params"]),
-            raw_groups=data.raw_groups,
-            baseline_kind=m["baseline"],
-            test_size=m["test_size"],
-            progress=lambda f, msg: report(int(round(100 * min(max(f, 0.0), 1.0))), 100, "training"),
-        )
-    context = AuditContext(config=config, data=data, workspace=lambda: ws, execution=execution, registry=registry,
-                           base_dir=Path(base_dir))
-    base_manifest = {
-        "config_source": config.source,
-        "config_sha256": config.sha256,
-        "inputs": data.inputs,
-        "dataset_fingerprint": data.dataset.fingerprint,
-        "execution": execution.to_dict(),
-        "versions": library_versions(),
-    }
-    if ws is not None:
-        base_manifest.update({k: v for k, v in workspace_manifest(ws).items() if k != "dataset_fingerprint"})
-    outcomes = []
-    for runner, entry in runners:
-        options = {k: v for k, v in entry.items() if k != "kind"}
-        run_id = registry.create_run(
-            audit_kind=runner.kind,
-            dataset_name=data.dataset.config.name,
-            dataset_fingerprint=data.dataset.fingerprint,
-            grouping_hash=ws.grouping.hash if ws is not None else None,
-            model_spec=dict(ws.model.spec) if ws is not None else {},
-            config={**config.to_dict(), "audit": dict(entry)},
-            manifest=base_manifest,
-        )
-        try:
-            result = runner.run(options, context=context, progress=report)
-            seeds = {"model": int(config.model["seed"]), **dict(result.manifest.get("seeds", {}))}
-            manifest = {**base_manifest, **dict(result.manifest), "seeds": seeds, "summary": dict(result.summary)}
-            registry.finish_run(run_id, tables=dict(result.tables), manifest=manifest)
-        except Exception as exc:  # noqa: BLE001 - recorded on the run, reported by the caller
-            text = exc.message if isinstance(exc, AuditInputError) else f"{type(exc).__name__}: {exc}"
-            registry.fail_run(run_id, error=text)
-            outcomes.append(RunOutcome(kind=runner.kind, run_id=run_id, status="failed", error=text))
-            continue
-        except BaseException as exc:  # Ctrl-C, SIGTERM (raised as KeyboardInterrupt by the CLI), SystemExit
-            registry.fail_run(run_id, error=f"interrupted ({type(exc).__name__}{': ' + str(exc) if str(exc) else ''})")
-            raise
-        outcomes.append(RunOutcome(kind=runner.kind, run_id=run_id, status="done", result=result))
-    return outcomes

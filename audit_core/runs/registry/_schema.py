@@ -5,16 +5,13 @@ import sqlite3
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, Self
 
 from audit_core.errors import fail
 
 from . import _messages  # noqa: F401  (registers the REGISTRY_* messages)
 from . import _records
 from ._records import _iso
-
-if TYPE_CHECKING:
-    from ._registry import RunRegistry
 
 __all__ = ["APPLICATION_ID", "SCHEMA_VERSION"]
 
@@ -220,7 +217,7 @@ class _RegistryFile:
 
     # -- upgrades ------------------------------------------------------------
     @classmethod
-    def upgrade(cls, path: str | Path) -> "RunRegistry":
+    def upgrade(cls, path: str | Path) -> Self:
         """Upgrade an older-schema registry file, after a byte-for-byte backup.
 
         The file is first copied to ``<name>.schema-v<N>.bak`` next to it
