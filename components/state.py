@@ -83,7 +83,7 @@ def cached_upload(data: bytes, name: str, options: ReadOptions) -> LoadedTable:
 
 def upload_options(**kwargs: Any) -> ReadOptions:
     """Read options with the caps of :meth:`audit_core.limits.Limits.from_env` (``AUDIT_MAX_*``)."""
-    return Limits.from_env().read_options(**kwargs)
+    return ReadOptions.from_limits(Limits.from_env(), **kwargs)
 
 
 def sample_table(name: str) -> LoadedTable:

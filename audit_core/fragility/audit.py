@@ -1,4 +1,4 @@
-"""The whole Fragility audit of a workspace in one call, and saving it as a run.
+"""The whole Fragility audit of a workspace in one call, and the tables a run of it stores.
 
 :func:`run_fragility_audit` certifies a seeded sample of held-out cases and
 runs the brittle-case evaluation, search comparison, temperature and
@@ -15,8 +15,10 @@ import pandas as pd
 
 from audit_core.data.baseline import BASELINE_KINDS, compute_baseline
 from audit_core.data.groups import grouping_from_raw_map
-from audit_core.models.zoo import FittedModel, ModelSpec, train_model
+from audit_core.models.manifest import workspace_manifest
 from audit_core.models.probs import confidence_scores
+from audit_core.models.training import Workspace, holdout_metrics
+from audit_core.models.zoo import FittedModel, ModelSpec, train_model
 from .certificate import CertificateBatch
 from .engine import FragilityConfig, certify, column_scale
 from .evaluation import (
@@ -35,11 +37,9 @@ __all__ = [
     "AuditOptions",
     "FragilityAudit",
     "run_fragility_audit",
-    "save_fragility_run",
     "fragility_run_parts",
     "compare_models",
     "baseline_sensitivity",
-    "runs_overview",
 ]
 
 
@@ -294,7 +294,7 @@ def run_fragility_audit(
 def fragility_run_parts(ws: Any, audit: FragilityAudit) -> dict[str, Any]:
     """The run config, tables and manifest of a fragility audit, as stored in the registry.
 
-    Shared by :func:`save_fragility_run` (the app) and the CLI runner
+    Shared by :func:`audit_core.runs.save.save_fragility_run` (the app) and the CLI runner
     (:mod:`audit_core.runs.plugins.fragility`), so both write the same tables:
     ``summary``, ``auroc``, ``incremental``, ``search``, ``delta``, the
     workspace's held-out ``metrics`` (a gate ground) and, when computed,
@@ -304,8 +304,6 @@ def fragility_run_parts(ws: Any, audit: FragilityAudit) -> dict[str, Any]:
     -------
     dict with keys ``config``, ``tables``, ``manifest``.
     """
-    from audit_core.runs.save import workspace_manifest
-
     proto = audit.batch.protocol
     config = {
         "options": audit.options.to_dict(),
@@ -324,19 +322,6 @@ def fragility_run_parts(ws: Any, audit: FragilityAudit) -> dict[str, Any]:
     return {"config": config, "tables": tables, "manifest": manifest}
 
 
-def save_fragility_run(registry: Any, ws: Any, audit: FragilityAudit) -> str:
-    """Save an audit as an ``audit_kind="fragility"`` run and return its id."""
-    parts = fragility_run_parts(ws, audit)
-    return registry.save(
-        audit_kind="fragility",
-        dataset_name=ws.dataset.config.name,
-        dataset_fingerprint=ws.dataset.fingerprint,
-        grouping_hash=audit.batch.protocol.grouping_hash,
-        model_spec=dict(ws.model.spec),
-        **parts,
-    )
-
-
 def compare_models(
     ws: Any, kinds: Sequence[str], *, audit: FragilityAudit, seed: int = 0,
 ) -> tuple[pd.DataFrame, dict[str, tuple[FittedModel, CertificateBatch]]]:
@@ -350,8 +335,6 @@ def compare_models(
         ``most stable`` model (lowest mean RCMA).
     batches : dict model kind -> (FittedModel, CertificateBatch)
     """
-    from audit_core.models.training import holdout_metrics
-
     ds = ws.dataset
     keys = audit.batch.keys
     pos = pd.Index(np.asarray(ds.keys)).get_indexer(keys)
@@ -384,30 +367,3 @@ def compare_models(
     j = table["mean_rcma"].idxmin()
     table.loc[j, "role"] = (table.loc[j, "role"] + " & most stable").strip(" &") if table.loc[j, "role"] else "most stable"
     return table, out
-
-
-def runs_overview(records: Sequence[Any], *, confident: float = 0.8) -> pd.DataFrame:
-    """Dataset × model summary over saved fragility runs (for the heatmap).
-
-    Parameters
-    ----------
-    records : sequence of RunRecord
-        Fragility runs with a ``summary`` table.
-    confident : float
-        ``p̂`` threshold of the confident stratum.
-
-    Returns
-    -------
-    DataFrame ``run_id, dataset, model, n_cases, mean_fds, mean_rcma, share_brittle_confident``.
-    """
-    rows = []
-    for r in records:
-        s = r.tables.get("summary")
-        if s is None or not len(s):
-            continue
-        conf = s[s["p_hat"] >= confident]
-        share = float(conf["donor_any"].mean()) if "donor_any" in s and len(conf) else float("nan")
-        rows.append(dict(run_id=r.run_id, dataset=r.dataset_name, model=str(r.model_spec.get("kind", "?")),
-                         n_cases=int(len(s)), mean_fds=float(s["fds"].mean()), mean_rcma=float(s["rcma"].mean()),
-                         share_brittle_confident=share))
-    return pd.DataFrame(rows, columns=["run_id", "dataset", "model", "n_cases", "mean_fds", "mean_rcma", "share_brittle_confident"])

@@ -11,7 +11,7 @@ Stands on :mod:`audit_core.data` and the foundation. Pure library code:
 never imports streamlit or plotly.
 """
 from .importing import import_model
-from .manifest import library_versions
+from .manifest import library_versions, workspace_manifest
 from .training import Workspace, attach_model, holdout_metrics, train_workspace
 from .zoo import ZOO, FittedModel, ModelSpec, make_estimator, train_model
 
@@ -27,4 +27,5 @@ __all__ = [
     "make_estimator",
     "train_model",
     "train_workspace",
+    "workspace_manifest",
 ]

@@ -22,6 +22,8 @@ import numpy as np
 import pandas as pd
 
 from audit_core.errors import fail, register_messages
+from audit_core.limits import Limits
+
 from .zoo import FittedModel
 
 __all__ = ["REVIEWED_TYPES", "import_model", "load_skops", "load_lightgbm_text"]
@@ -83,8 +85,6 @@ def _check_zip_expansion(data: bytes, name: str) -> None:
     """Refuse a skops zip whose members would expand past the decompression cap."""
     import io
     import zipfile
-
-    from audit_core.limits import Limits
 
     try:
         with zipfile.ZipFile(io.BytesIO(data)) as zf:

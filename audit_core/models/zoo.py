@@ -25,8 +25,9 @@ from typing import Any, Callable, Mapping
 import numpy as np
 import pandas as pd
 
-from audit_core.errors import fail, register_messages
 from audit_core.data.groups import Grouping, raw_origin_grouping
+from audit_core.data.preprocess import feature_origins, make_preprocessor
+from audit_core.errors import fail, register_messages
 
 __all__ = ["ZOO", "ModelSpec", "FittedModel", "make_estimator", "train_model"]
 
@@ -222,8 +223,6 @@ def train_model(
     -------
     FittedModel
     """
-    from audit_core.data.preprocess import feature_origins, make_preprocessor
-
     report = progress or (lambda f, m: None)
     estimator = make_estimator(spec)
     report(0.05, "Fitting preprocessing")

@@ -1,4 +1,4 @@
-"""Compare two saved runs table by table: metric deltas and verdict changes.
+"""Compare saved runs: two runs table by table (metric deltas, verdict changes), fragility runs at a glance.
 
 Generic, audit-independent rules:
 
@@ -11,15 +11,20 @@ Generic, audit-independent rules:
   other non-numeric columns, listing the rows whose verdict changed
   (including rows present in only one run).
 
+:func:`runs_overview` summarises many saved fragility runs as one
+dataset × model table (the Fragility page's heatmap).
+
 Pure library code: never imports streamlit or plotly.
 """
 from __future__ import annotations
 
-from typing import Mapping
+from typing import Mapping, Sequence
 
 import pandas as pd
 
-__all__ = ["VERDICT_TABLE", "compare_runs_tables", "key_columns", "table_deltas", "verdict_changes"]
+from .registry import RunRecord
+
+__all__ = ["VERDICT_TABLE", "compare_runs_tables", "key_columns", "runs_overview", "table_deltas", "verdict_changes"]
 
 #: Name of the table whose ``verdict`` column is compared across runs.
 VERDICT_TABLE = "verdicts"
@@ -112,3 +117,30 @@ def compare_runs_tables(
         if deltas is not None:
             out[name] = deltas
     return out
+
+
+def runs_overview(records: Sequence[RunRecord], *, confident: float = 0.8) -> pd.DataFrame:
+    """Dataset × model summary over saved fragility runs (for the heatmap).
+
+    Parameters
+    ----------
+    records : sequence of RunRecord
+        Fragility runs with a ``summary`` table.
+    confident : float
+        ``p̂`` threshold of the confident stratum.
+
+    Returns
+    -------
+    DataFrame ``run_id, dataset, model, n_cases, mean_fds, mean_rcma, share_brittle_confident``.
+    """
+    rows = []
+    for r in records:
+        s = r.tables.get("summary")
+        if s is None or not len(s):
+            continue
+        conf = s[s["p_hat"] >= confident]
+        share = float(conf["donor_any"].mean()) if "donor_any" in s and len(conf) else float("nan")
+        rows.append(dict(run_id=r.run_id, dataset=r.dataset_name, model=str(r.model_spec.get("kind", "?")),
+                         n_cases=int(len(s)), mean_fds=float(s["fds"].mean()), mean_rcma=float(s["rcma"].mean()),
+                         share_brittle_confident=share))
+    return pd.DataFrame(rows, columns=["run_id", "dataset", "model", "n_cases", "mean_fds", "mean_rcma", "share_brittle_confident"])

@@ -35,10 +35,12 @@ import pandas as pd
 
 from audit_core.data.dataset import AuditDataset, DatasetConfig, build_dataset
 from audit_core.errors import AuditInputError, fail, register_messages
-from audit_core.data.intake import LoadedTable, check_table, read_table
+from audit_core.data.intake import LoadedTable, ReadOptions, check_table, read_table
 from audit_core.limits import Limits
 from audit_core.data.samples import SAMPLES, load_sample
-from audit_core.data.targets import target_from_dict
+from audit_core.data.targets import EligibilityFilter, target_from_dict
+from audit_core.data.baseline import BASELINE_KINDS
+from audit_core.models.zoo import ZOO
 
 from .plugin import get_runner  # the audit registry validates each audit's options
 
@@ -271,8 +273,6 @@ def _validate_dataset(section: Any) -> dict[str, Any]:
         expect_type(section.get(key), str, where=f"dataset.{key}", optional=True)
     if section.get("eligibility"):
         try:
-            from audit_core.data.targets import EligibilityFilter
-
             EligibilityFilter(expression=section["eligibility"])
         except AuditInputError as err:
             raise fail("CONFIG_BAD_TARGET", where="dataset.eligibility", reason=err.message) from err
@@ -286,9 +286,6 @@ def _validate_dataset(section: Any) -> dict[str, Any]:
 
 
 def _validate_model(section: Any) -> dict[str, Any]:
-    from audit_core.data.baseline import BASELINE_KINDS
-    from audit_core.models.zoo import ZOO
-
     section = check_keys(section, where="model", allowed=_MODEL_KEYS, required=("kind",))
     kind = expect_type(section["kind"], str, where="model.kind")
     if kind not in ZOO:
@@ -411,7 +408,8 @@ def _read_file(path: Path, data: Mapping[str, Any], where: str, base: Path) -> L
     if names:  # headerless file: prepend the declared header
         delim = data.get("delimiter") or ","
         payload = (delim.join(names) + "\n").encode() + raw
-    options = Limits.from_env().read_options(
+    options = ReadOptions.from_limits(
+        Limits.from_env(),
         delimiter=data.get("delimiter"),
         encoding=data.get("encoding"),
         sheet=data.get("sheet", 0),

@@ -11,14 +11,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from audit_core.errors import AuditInputError
-from audit_core.models.manifest import library_versions
+from audit_core.models.manifest import library_versions, workspace_manifest
 from audit_core.models.training import train_workspace
 from audit_core.models.zoo import ModelSpec
 
 from .config import AuditConfig, load_data
 from .plugin import AuditContext, AuditResult, ExecutionOptions, Progress, get_runner
 from .registry import RunRegistry
-from .save import workspace_manifest
 
 __all__ = ["RunOutcome", "run_config"]
 

@@ -45,10 +45,11 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 
-from audit_core.runs.registry import RunRecord
-
+from audit_core.errors import fail
 from audit_core.receipts.cube import StateCube, execute_state_cube
 from audit_core.receipts.state import EvaluatorState, load_state, state_from_dict
+
+from .registry import RunRecord
 
 __all__ = ["GroundSpec", "GROUND_SPECS", "DEFAULT_GATE_YAML", "DEPLOYMENT_SCOPES", "GateGrounds",
            "GateComparison", "GateResult", "DEFAULT_GATE_SCOPE", "RELEASE", "extract_gate_grounds", "gate_state",
@@ -285,8 +286,6 @@ def gate_state(grounds: GateGrounds, *, deployment_scope: str, rules_yaml: str =
         ground the gate does not declare.
     """
     import yaml
-
-    from audit_core.errors import fail
 
     try:
         data = yaml.safe_load(rules_yaml)

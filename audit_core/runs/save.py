@@ -1,29 +1,15 @@
-"""Saving workspaces (trained or imported models) to the run registry."""
+"""Saving what the app computed as runs: a workspace (trained or imported model), a fragility audit."""
 from __future__ import annotations
-
-from typing import Any
 
 import pandas as pd
 
-from audit_core.models.manifest import library_versions
-from .registry import RunRegistry
+from audit_core.fragility.audit import FragilityAudit, fragility_run_parts
+from audit_core.models.manifest import workspace_manifest
 from audit_core.models.training import Workspace
 
-__all__ = ["library_versions", "workspace_manifest", "save_workspace"]
+from .registry import RunRegistry
 
-
-def workspace_manifest(ws: Workspace) -> dict[str, Any]:
-    """Seeds, input fingerprint, partition sizes and library versions of a workspace."""
-    return {
-        "dataset_fingerprint": ws.dataset.fingerprint,
-        "n_input_rows": int(ws.dataset.n_input_rows),
-        "n_eligible_rows": int(len(ws.dataset.frame)),
-        "n_train": int(len(ws.train_index)),
-        "n_test": int(len(ws.test_index)),
-        "seed": int(ws.model.spec.get("seed", 0)),
-        "grouping_hash": ws.grouping.hash,
-        "versions": library_versions(),
-    }
+__all__ = ["save_workspace", "save_fragility_run"]
 
 
 def save_workspace(registry: RunRegistry, ws: Workspace) -> str:
@@ -52,4 +38,17 @@ def save_workspace(registry: RunRegistry, ws: Workspace) -> str:
             "baseline": baseline,
         },
         manifest=workspace_manifest(ws),
+    )
+
+
+def save_fragility_run(registry: RunRegistry, ws: Workspace, audit: FragilityAudit) -> str:
+    """Save an audit as an ``audit_kind="fragility"`` run and return its id."""
+    parts = fragility_run_parts(ws, audit)
+    return registry.save(
+        audit_kind="fragility",
+        dataset_name=ws.dataset.config.name,
+        dataset_fingerprint=ws.dataset.fingerprint,
+        grouping_hash=audit.batch.protocol.grouping_hash,
+        model_spec=dict(ws.model.spec),
+        **parts,
     )

@@ -23,6 +23,7 @@ from audit_core.data.roles import ROLES, infer_roles
 from audit_core.runs.save import save_workspace
 from audit_core.data.samples import SAMPLES, SampleInfo
 from audit_core.data.targets import target_from_dict
+from audit_core.errors import AuditInputError
 from audit_core.models.training import Workspace, attach_model, train_workspace
 
 from components.feedback import guarded
@@ -195,8 +196,6 @@ def groups_tools_section(edited: pd.DataFrame) -> None:
 
 
 def _parse_rule(line: str) -> GroupRule:
-    from audit_core.errors import AuditInputError
-
     kind, _, rest = line.partition(":")
     pattern, arrow, group = rest.rpartition("->")
     kind = kind.strip().lower()
@@ -259,8 +258,6 @@ def targets_section(frame: pd.DataFrame) -> None:
                 definition = target_from_dict(d)
                 definition.apply(frame)  # refuse bad definitions now, naming the column
                 if any(t["name"] == definition.name for t in targets):
-                    from audit_core.errors import AuditInputError
-
                     raise AuditInputError("TARGET_DUPLICATE_NAME", f"A target named {definition.name!r} already exists.")
                 st.session_state[Keys.TARGETS] = targets + [definition.to_dict()]
                 st.rerun()

@@ -22,6 +22,7 @@ import streamlit as st
 
 from audit_core.runs.bundle import export_bundle, import_bundle, parquet_zip
 from audit_core.runs.compare import compare_runs_tables
+from audit_core.runs.gate import compare_runs
 from audit_core.runs.registry import RunRecord
 
 from components.feedback import guarded
@@ -52,8 +53,6 @@ def default_receipt_gate(record_a: RunRecord, record_b: RunRecord) -> str | None
         grounds, with a pointer to the Receipts page's release gate, which
         shows the executed cube for these runs.
     """
-    from audit_core.runs.gate import compare_runs
-
     r = compare_runs(record_a, record_b)
     absent = f" Absent grounds (UNKNOWN): {', '.join(r.grounds_absent)}." if r.grounds_absent else ""
     return (f"Release gate (scope {r.scope}): A **{r.verdict_a}** → B **{r.verdict_b}**: "

@@ -27,6 +27,7 @@ import numpy as np
 import pandas as pd
 
 from audit_core.errors import AuditInputError, fail, register_messages
+from audit_core.limits import Limits
 
 __all__ = ["ReadOptions", "LoadedTable", "read_table", "read_path", "check_table"]
 
@@ -123,6 +124,24 @@ class ReadOptions:
     max_expansion_bytes: int = 2_000 * _MB
     drop_all_missing: bool = False
     inf_as_missing: bool = False
+
+    @classmethod
+    def from_limits(cls, limits: Limits, **kwargs) -> "ReadOptions":
+        """Read options with the caps of ``limits`` (:class:`~audit_core.limits.Limits`); ``kwargs`` set the other fields.
+
+        Examples
+        --------
+        >>> opts = ReadOptions.from_limits(Limits.from_env({"AUDIT_MAX_ROWS": "3"}), delimiter=";")
+        >>> opts.max_rows, opts.delimiter
+        (3, ';')
+        """
+        return cls(
+            max_bytes=limits.max_upload_bytes,
+            max_rows=limits.max_rows,
+            max_columns=limits.max_columns,
+            max_expansion_bytes=limits.max_expansion_bytes,
+            **kwargs,
+        )
 
 
 @dataclass(frozen=True)

@@ -31,7 +31,7 @@ The certificate chunks (of the audit and of its random-order ablation) go
 through ``context.execution.map``: each :class:`~audit_core.fragility.engine.CertificateChunk`
 carries the frozen protocol and its seed, so the tables are identical on the
 serial, process and Dask backends. The stored tables are exactly those of
-:func:`~audit_core.fragility.audit.save_fragility_run` (the app), so the Runs
+:func:`~audit_core.runs.save.save_fragility_run` (the app), so the Runs
 page, the report and the release gate read CLI and app runs alike.
 """
 from __future__ import annotations
