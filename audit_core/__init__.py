@@ -15,7 +15,8 @@ from .data.preprocess import feature_origins, make_preprocessor
 from .runs.registry import RunRecord, RunRegistry, default_registry_path
 from .data.roles import ROLES, infer_roles
 from .data.samples import SAMPLES, load_sample
-from .data.targets import EligibilityFilter, apply_targets, target_from_dict
+from .data.eligibility import EligibilityFilter
+from .data.targets import apply_targets, target_from_dict
 from .models.training import Workspace, attach_model, train_workspace
 
 __all__ = [

@@ -8,10 +8,10 @@ import pandas as pd
 import pytest
 
 from audit_core.errors import AuditInputError
+from audit_core.data.eligibility import EligibilityFilter
 from audit_core.data.targets import (
     MAX_CLASSES,
     ClassTarget,
-    EligibilityFilter,
     ExpressionTarget,
     ThresholdTarget,
     apply_targets,

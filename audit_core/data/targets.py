@@ -1,4 +1,4 @@
-"""Named target definitions and the eligibility filter.
+"""Named target definitions: class, threshold and expression targets, and applying them.
 
 A *target definition* turns columns of the data into integer class labels
 ``y`` (codes ``0..C-1``) for a reliability audit. Three kinds exist, each a
@@ -15,8 +15,8 @@ frozen dataclass with keyword-only fields and a stable dict format
     Binary label from a condition of the expression language
     (:mod:`audit_core.expr`), true -> 1.
 
-:class:`EligibilityFilter` selects the rows (records) that take part in the
-audit; a row whose condition is missing is not eligible.
+Which records take part at all is the eligibility filter's business
+(:mod:`audit_core.data.eligibility`).
 """
 from __future__ import annotations
 
@@ -30,7 +30,7 @@ import numpy as np
 import pandas as pd
 
 from audit_core.errors import fail, register_messages
-from audit_core.expr import Expr, Name, evaluate_frame, evaluate_mask, parse_expression, referenced_names, to_text
+from audit_core.expr import Expr, Name, evaluate_frame, parse_expression, referenced_names, to_text
 
 __all__ = [
     "MAX_CLASSES",
@@ -41,7 +41,6 @@ __all__ = [
     "TargetDefinition",
     "target_from_dict",
     "apply_targets",
-    "EligibilityFilter",
 ]
 
 #: Largest number of classes of a multi-class target.
@@ -89,10 +88,6 @@ register_messages(
         "TARGET_AMBIGUOUS_COLUMN": (
             "Target `{name}`: column `{column}` appears {count} times in the data; "
             "rename the duplicates."
-        ),
-        "ELIGIBILITY_EMPTY": (
-            "The eligibility filter `{expression}` keeps none of the {total} rows"
-            "{detail}; loosen the condition."
         ),
     }
 )
@@ -538,57 +533,3 @@ def apply_targets(
             raise fail("TARGET_DUPLICATE_NAME", name=t.name)
         seen.add(t.name)
     return {t.name: t.apply(frame) for t in defs}
-
-
-# --------------------------------------------------------------------------
-# Eligibility
-# --------------------------------------------------------------------------
-@dataclass(frozen=True)
-class EligibilityFilter:
-    """Which records take part in the audit.
-
-    Parameters
-    ----------
-    expression : str
-        A condition, e.g. ``'not is_missing(income) and age >= 18'``; parsed
-        at construction.
-    """
-
-    expression: str
-    _tree: Expr = field(init=False, repr=False, compare=False)
-
-    def __post_init__(self) -> None:
-        if not isinstance(self.expression, str):
-            raise TypeError("expression must be a str")
-        object.__setattr__(self, "_tree", parse_expression(self.expression))
-
-    @property
-    def columns(self) -> tuple[str, ...]:
-        """Columns the filter refers to, sorted."""
-        return tuple(sorted(referenced_names(self._tree)))
-
-    def mask(self, frame: pd.DataFrame) -> np.ndarray:
-        """Rows that are eligible; a missing condition counts as not eligible.
-
-        Parameters
-        ----------
-        frame : pandas.DataFrame, shape (n_samples, n_columns)
-
-        Returns
-        -------
-        numpy.ndarray of bool, shape (n_samples,)
-
-        Raises
-        ------
-        AuditInputError
-            ``ELIGIBILITY_EMPTY`` if no row is kept, and expression errors.
-        """
-        m = evaluate_mask(self._tree, frame)
-        if not m.any():
-            v = evaluate_frame(self._tree, frame)
-            n_missing = int(v.isna().sum())
-            detail = (f" ({n_missing} of them because a value in the condition is missing)"
-                      if n_missing else "")
-            raise fail("ELIGIBILITY_EMPTY", expression=self.expression.strip(),
-                       total=len(frame), detail=detail)
-        return m

@@ -38,7 +38,8 @@ from audit_core.errors import AuditInputError, fail, register_messages
 from audit_core.data.intake import LoadedTable, ReadOptions, check_table, read_table
 from audit_core.limits import Limits
 from audit_core.data.samples import SAMPLES, load_sample
-from audit_core.data.targets import EligibilityFilter, target_from_dict
+from audit_core.data.eligibility import EligibilityFilter
+from audit_core.data.targets import target_from_dict
 from audit_core.data.baseline import BASELINE_KINDS
 from audit_core.models.zoo import ZOO
 

@@ -32,7 +32,8 @@ import numpy as np
 import pandas as pd
 
 from audit_core.data.dataset import frame_fingerprint
-from audit_core.data.targets import EligibilityFilter, apply_targets
+from audit_core.data.eligibility import EligibilityFilter
+from audit_core.data.targets import apply_targets
 from audit_core.errors import fail, register_messages
 from audit_core.models.zoo import ModelSpec, train_model
 
