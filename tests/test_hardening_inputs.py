@@ -21,7 +21,7 @@ from audit_core.data.intake import ReadOptions, read_table
 from audit_core.limits import ENV_VARS, Limits
 from audit_core.models.importing import import_model
 from audit_core.models.zoo import ModelSpec
-from audit_core.receipts.cube import execute_state_cube
+from audit_core.receipts.state_cube import execute_state_cube
 from audit_core.receipts.state import state_from_dict
 from audit_core.models.training import train_workspace
 

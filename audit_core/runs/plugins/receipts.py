@@ -46,7 +46,7 @@ from ..plugin import AuditContext, AuditResult, AuditRunner, Progress, register_
 from ..config import check_keys, expect_type
 from audit_core.errors import fail
 from audit_core.receipts.controls import cube_controls
-from audit_core.receipts.cube import execute_state_cube
+from audit_core.receipts.state_cube import execute_state_cube
 from audit_core.receipts.generator import BenchmarkConfig, generate_benchmark
 from audit_core.receipts.state import EvaluatorState, load_state
 
