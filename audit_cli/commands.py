@@ -11,9 +11,13 @@ import json
 import signal
 import sys
 from pathlib import Path
-from typing import Any, Iterator, Sequence
+from typing import TYPE_CHECKING, Any, Iterator, Sequence
 
 from .parser import EXIT_GATE_FAILED, EXIT_OK, EXIT_RUN_FAILED, EXIT_USAGE, build_parser
+
+if TYPE_CHECKING:  # the library is imported inside the commands, after parsing
+    from audit_core.runs.plugin import ExecutionOptions
+    from audit_core.runs.registry import RunRecord, RunRegistry
 
 __all__ = ["main"]
 
@@ -22,7 +26,7 @@ def _err(message: str) -> None:
     print(f"error: {message}", file=sys.stderr)
 
 
-def _registry(path: str | None):
+def _registry(path: str | None) -> RunRegistry:
     from audit_core.runs.registry import RunRegistry
 
     return RunRegistry(path)
@@ -56,7 +60,7 @@ class _Bars:
 
 
 @contextlib.contextmanager
-def _execution(args: argparse.Namespace) -> Iterator[Any]:
+def _execution(args: argparse.Namespace) -> Iterator[ExecutionOptions]:
     from audit_core.runs.plugin import ExecutionOptions
     from audit_core.runs.parallel import local_cluster
 
@@ -81,7 +85,7 @@ class _Usage(Exception):
     """A usage error detected after parsing (exit 2)."""
 
 
-def _write_outputs(record: Any, out: Path, *, html: bool) -> Path:
+def _write_outputs(record: RunRecord, out: Path, *, html: bool) -> Path:
     from audit_core.runs.bundle import export_bundle, write_parquet_tables
 
     folder = out / record.run_id

@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 
 from audit_core.data.baseline import BASELINE_KINDS, compute_baseline
-from audit_core.data.groups import grouping_from_raw_map
+from audit_core.data.groups import Grouping, grouping_from_raw_map
 from audit_core.models.manifest import workspace_manifest
 from audit_core.models.probs import confidence_scores
 from audit_core.models.training import Workspace, holdout_metrics
@@ -124,7 +124,7 @@ def _stage(progress, lo: float, hi: float):
 
 
 def baseline_sensitivity(
-    model: Any, X: np.ndarray, X_train: np.ndarray, *, grouping, config: FragilityConfig,
+    model: Any, X: np.ndarray, X_train: np.ndarray, *, grouping: Grouping, config: FragilityConfig,
     brittle: np.ndarray | None = None, kinds: Sequence[str] = BASELINE_KINDS,
 ) -> pd.DataFrame:
     """The same certificates under each baseline kind.
@@ -156,7 +156,7 @@ def baseline_sensitivity(
 
 
 def run_fragility_audit(
-    ws: Any,
+    ws: Workspace,
     *,
     options: AuditOptions = AuditOptions(),
     progress: Callable[[float, str], None] | None = None,
@@ -291,7 +291,7 @@ def run_fragility_audit(
                           search=search, temperature=temp, baseline=base, options=options, notes=tuple(notes))
 
 
-def fragility_run_parts(ws: Any, audit: FragilityAudit) -> dict[str, Any]:
+def fragility_run_parts(ws: Workspace, audit: FragilityAudit) -> dict[str, Any]:
     """The run config, tables and manifest of a fragility audit, as stored in the registry.
 
     Shared by :func:`audit_core.runs.save.save_fragility_run` (the app) and the CLI runner
@@ -323,7 +323,7 @@ def fragility_run_parts(ws: Any, audit: FragilityAudit) -> dict[str, Any]:
 
 
 def compare_models(
-    ws: Any, kinds: Sequence[str], *, audit: FragilityAudit, seed: int = 0,
+    ws: Workspace, kinds: Sequence[str], *, audit: FragilityAudit, seed: int = 0,
 ) -> tuple[pd.DataFrame, dict[str, tuple[FittedModel, CertificateBatch]]]:
     """Train zoo models on the workspace's split and certify the audited cases under each.
 

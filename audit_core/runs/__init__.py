@@ -4,6 +4,7 @@
 * :mod:`~audit_core.runs.save` — save a workspace or a fragility audit from the app as a run;
 * :mod:`~audit_core.runs.config` — audit configs (YAML/JSON): parse, validate, load the data;
 * :mod:`~audit_core.runs.plugin` — the audit plug-in interface and registry;
+* :mod:`~audit_core.runs.context` — what a plug-in's run receives (config, data, workspace, back-end);
 * :mod:`~audit_core.runs.execute` — running a config: data, model, each plug-in, one run each;
 * :mod:`~audit_core.runs.plugins` — the built-in plug-ins (model, fragility, transport, receipts);
 * :mod:`~audit_core.runs.parallel` — serial, process and Dask back-ends for batch work;
@@ -21,7 +22,8 @@ from .config import AuditConfig, LoadedData, load_config, load_data, parse_confi
 from .gate import DEFAULT_GATE_SCOPE, DEFAULT_GATE_YAML, GateResult, compare_runs
 from .parallel import map_batches
 from .execute import RunOutcome, run_config
-from .plugin import AuditContext, AuditResult, AuditRunner, ExecutionOptions, get_runner, register_audit
+from .context import AuditContext
+from .plugin import AuditResult, AuditRunner, ExecutionOptions, get_runner, register_audit
 from .registry import RunRecord, RunRegistry, default_registry_path
 from .save import save_fragility_run, save_workspace
 

@@ -16,7 +16,8 @@ from audit_core.models.training import train_workspace
 from audit_core.models.zoo import ModelSpec
 
 from .config import AuditConfig, load_data
-from .plugin import AuditContext, AuditResult, ExecutionOptions, Progress, get_runner
+from .context import AuditContext
+from .plugin import AuditResult, ExecutionOptions, Progress, get_runner
 from .registry import RunRegistry
 
 __all__ = ["RunOutcome", "run_config"]

@@ -9,8 +9,9 @@ configs, only talks to :data:`AUDITS` through
 
 How an audit plugs in (see ``docs/cli.md``)::
 
-    from audit_core.runs.plugin import AuditResult, AuditRunner, register_audit
     from audit_core.runs.config import check_keys, expect_type
+    from audit_core.runs.context import AuditContext
+    from audit_core.runs.plugin import AuditResult, AuditRunner, Progress, register_audit
 
     def _validate(options: dict, *, where: str) -> dict:
         options = check_keys(options, where=where, allowed=("n_cases", "seed"))
@@ -35,7 +36,6 @@ import difflib
 import importlib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, Protocol
 
 import pandas as pd
@@ -46,7 +46,6 @@ from .parallel import Backend, map_batches
 
 __all__ = [
     "AUDITS",
-    "AuditContext",
     "AuditResult",
     "AuditRunner",
     "ExecutionOptions",
@@ -115,36 +114,6 @@ class AuditResult:
     tables: Mapping[str, pd.DataFrame]
     summary: Mapping[str, Any] = field(default_factory=dict)
     manifest: Mapping[str, Any] = field(default_factory=dict)
-
-
-@dataclass(frozen=True, kw_only=True, eq=False)
-class AuditContext:
-    """What a runner may use besides its own options.
-
-    Attributes
-    ----------
-    config : AuditConfig
-        The whole validated config.
-    data : LoadedData or None
-        The checked dataset and input provenance.
-    workspace : callable() -> Workspace
-        The trained model workspace of the config (trained once, shared by
-        every audit of the config).
-    execution : ExecutionOptions
-        Backend for batch work (use ``execution.map``).
-    registry : RunRegistry or None
-        The registry being written (e.g. Receipts reads earlier runs).
-    base_dir : pathlib.Path
-        Folder that relative paths in audit options are resolved against
-        (the CLI's working directory).
-    """
-
-    config: Any
-    data: Any
-    workspace: Callable[[], Any]
-    execution: ExecutionOptions = field(default_factory=ExecutionOptions)
-    registry: Any = None
-    base_dir: Path = field(default_factory=Path.cwd)
 
 
 @dataclass(frozen=True, kw_only=True)

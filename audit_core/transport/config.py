@@ -8,10 +8,12 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from ..errors import fail
+from audit_core.data.dataset import AuditDataset
+from audit_core.data.targets import target_from_dict
+from audit_core.errors import fail
 from audit_core.models.manifest import library_versions
 from audit_core.models.zoo import ZOO
-from audit_core.data.targets import target_from_dict
+
 from .mappings import MAPPINGS
 from .verdicts import DEFAULT_TOLERANCES, check_tolerances
 
@@ -200,7 +202,7 @@ class TransportConfig:
         return out
 
     @classmethod
-    def from_dataset(cls, dataset, **options) -> "TransportConfig":
+    def from_dataset(cls, dataset: AuditDataset, **options) -> "TransportConfig":
         """Declaration from a checked :class:`~audit_core.data.dataset.AuditDataset`.
 
         Targets, roles, eligibility, key, weight, domain, group and strata

@@ -12,6 +12,7 @@ from plotly.subplots import make_subplots
 
 from audit_core.fragility.certificate import Certificate
 from audit_core.fragility.evaluation import CONFIDENCE
+from audit_core.runs.registry import RunRecord
 
 __all__ = [
     "distributions_figure",
@@ -151,7 +152,7 @@ def neural_comparison_figure(table: pd.DataFrame) -> go.Figure:
     return fig
 
 
-def fragility_report_figures(record) -> list[tuple[str, go.Figure]]:
+def fragility_report_figures(record: RunRecord) -> list[tuple[str, go.Figure]]:
     """Figures of a saved ``fragility`` run, from its stored tables only (report and Runs page).
 
     Distributions (``summary``), the AUROC ranking for the default brittle

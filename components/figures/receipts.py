@@ -12,6 +12,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from audit_core.receipts import CubeResult
+from audit_core.runs.registry import RunRecord
 
 __all__ = ["cube_figure", "lattice_figure", "cube_view", "baseline_figure", "reason_debt_figure",
            "benchmark_figure", "receipts_report_figures"]
@@ -175,7 +176,7 @@ def benchmark_figure(by_mutation: pd.DataFrame) -> go.Figure:
     return fig
 
 
-def receipts_report_figures(record) -> list[tuple[str, go.Figure]]:
+def receipts_report_figures(record: RunRecord) -> list[tuple[str, go.Figure]]:
     """Figures of a saved ``receipts`` run, from its stored tables only (report and Runs page).
 
     A cube run (table ``cells``) gets the executed cube (3D for ``k ≤ 3``,

@@ -11,6 +11,8 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
+from audit_core.runs.registry import RunRecord
+
 __all__ = [
     "reliability_figure",
     "risk_selection_figure",
@@ -177,7 +179,7 @@ def heterogeneity_figure(table: pd.DataFrame, *, model: str, mapping: str, metri
     return fig
 
 
-def transport_report_figures(record) -> list[tuple[str, go.Figure]]:
+def transport_report_figures(record: RunRecord) -> list[tuple[str, go.Figure]]:
     """Figures of a saved transport run, rebuilt from its stored tables only.
 
     For :func:`components.report.register_report_figures` (``"transport"``).

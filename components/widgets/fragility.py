@@ -13,7 +13,6 @@ stops between chunks.
 """
 from __future__ import annotations
 
-from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -24,6 +23,7 @@ from audit_core.fragility import neural
 from audit_core.fragility.engine import FragilityConfig
 from audit_core.limits import Limits
 from audit_core.fragility.operators import FAMILIES
+from audit_core.models.training import Workspace
 from audit_core.models.zoo import ZOO
 from audit_core.runs.compare import runs_overview
 from audit_core.runs.save import save_fragility_run
@@ -41,7 +41,7 @@ COMPARE_KEY = "fragility_compare"
 NEURAL_KEY = "fragility_neural"
 
 
-def options_form(ws: Any) -> AuditOptions:
+def options_form(ws: Workspace) -> AuditOptions:
     """Setup widgets; returns the audit options."""
     G = ws.grouping.n_groups
     c1, c2, c3, c4 = st.columns(4)
@@ -68,7 +68,7 @@ def should_stop() -> bool:
     return bool(st.session_state.get(STOP_KEY, False))
 
 
-def store_result(ws: Any, audit: FragilityAudit) -> None:
+def store_result(ws: Workspace, audit: FragilityAudit) -> None:
     """Keep the audit in session and save it to the registry when complete."""
     st.session_state[AUDIT_KEY] = audit
     st.session_state[COMPARE_KEY] = None
@@ -125,7 +125,7 @@ def _heatmaps(audit: FragilityAudit) -> None:
     st.plotly_chart(ff.delta_heatmap_figure(delta.loc[order]), key="view_fr_delta_heatmap")
 
 
-def _case_inspector(ws: Any, audit: FragilityAudit) -> None:
+def _case_inspector(ws: Workspace, audit: FragilityAudit) -> None:
     st.subheader("Case inspector")
     s = audit.summary
     mode = st.radio("Pick from", ["Top of FDS ranking", "Confident but fragile"], horizontal=True, key="fr_case_mode")
@@ -154,7 +154,7 @@ def _case_inspector(ws: Any, audit: FragilityAudit) -> None:
     _model_comparison(ws, audit, str(key))
 
 
-def _model_comparison(ws: Any, audit: FragilityAudit, key: str) -> None:
+def _model_comparison(ws: Workspace, audit: FragilityAudit, key: str) -> None:
     st.markdown("#### Same case under the nominal winner and the most stable model")
     kinds = st.multiselect("Comparison models (trained on the same split)", list(ZOO),
                            default=["lightgbm"] if "lightgbm" in ZOO else [], key="fr_compare_kinds")
@@ -201,7 +201,7 @@ def _exports(audit: FragilityAudit) -> None:
                        file_name="fragility_summary.parquet", key="act_fr_dl_parquet")
 
 
-def show_audit(ws: Any, audit: FragilityAudit) -> None:
+def show_audit(ws: Workspace, audit: FragilityAudit) -> None:
     """Everything the page shows for a finished audit."""
     _headline(audit)
     st.plotly_chart(ff.distributions_figure(audit.summary), key="view_fr_distributions")
@@ -216,7 +216,7 @@ def show_audit(ws: Any, audit: FragilityAudit) -> None:
     _exports(audit)
 
 
-def neural_section(ws: Any, options: AuditOptions) -> None:
+def neural_section(ws: Workspace, options: AuditOptions) -> None:
     """Expander "FR-ResMLP (optional)": how to enable it, or train and compare with α = γ = 0."""
     with st.expander("FR-ResMLP (optional)", expanded=st.session_state.get(NEURAL_KEY) is not None):
         st.caption("A fragility-regularised residual MLP (PyTorch, CPU): cross-entropy + α·SymKL(p(x) ‖ p(x̃)) + "

@@ -40,7 +40,8 @@ from typing import Any
 
 import numpy as np
 
-from ..plugin import AuditContext, AuditResult, AuditRunner, Progress, register_audit
+from ..context import AuditContext
+from ..plugin import AuditResult, AuditRunner, Progress, register_audit
 from ..config import check_keys, expect_type
 from audit_core.errors import fail
 from audit_core.limits import Limits

@@ -42,7 +42,8 @@ from typing import Any
 
 import pandas as pd
 
-from ..plugin import AuditContext, AuditResult, AuditRunner, Progress, register_audit
+from ..context import AuditContext
+from ..plugin import AuditResult, AuditRunner, Progress, register_audit
 from ..config import check_keys, expect_type
 from audit_core.errors import fail
 from audit_core.receipts.controls import cube_controls

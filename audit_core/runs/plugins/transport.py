@@ -26,7 +26,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..plugin import AuditContext, AuditResult, AuditRunner, Progress, register_audit
+from ..context import AuditContext
+from ..plugin import AuditResult, AuditRunner, Progress, register_audit
 from ..config import check_keys, expect_type
 from audit_core.transport.config import TransportConfig
 from audit_core.transport.protocol import run_transport

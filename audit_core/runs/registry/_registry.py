@@ -1,6 +1,7 @@
 """The run API: :class:`RunRegistry` (create, finish, save, restore, list, load, delete)."""
 from __future__ import annotations
 
+import datetime as dt
 import json
 import sqlite3
 import types
@@ -310,8 +311,8 @@ class RunRegistry(_RegistryFile):
         dataset_fingerprint: str | None = None,
         model: str | None = None,
         status: str | None = None,
-        since: Any = None,
-        until: Any = None,
+        since: str | dt.date | None = None,
+        until: str | dt.date | None = None,
     ) -> pd.DataFrame:
         """List runs, newest first, without loading their tables.
 
