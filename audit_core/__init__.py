@@ -6,18 +6,18 @@ re-exported here; each audit lives in its own subpackage
 """
 from .data.baseline import BASELINE_KINDS, compute_baseline
 from .data.dataset import AuditDataset, DatasetConfig, build_dataset, frame_fingerprint
-from .errors import MESSAGES, AuditInputError
+from .data.eligibility import EligibilityFilter
 from .data.groups import GroupRule, Grouping, apply_group_rules, grouping_from_raw_map, parse_group_csv, raw_origin_grouping
 from .data.intake import LoadedTable, ReadOptions, read_path, read_table
-from .models.importing import import_model
-from .models.zoo import ZOO, FittedModel, ModelSpec, make_estimator, train_model
 from .data.preprocess import feature_origins, make_preprocessor
-from .runs.registry import RunRecord, RunRegistry, default_registry_path
 from .data.roles import ROLES, infer_roles
 from .data.samples import SAMPLES, load_sample
-from .data.eligibility import EligibilityFilter
 from .data.targets import apply_targets, target_from_dict
+from .errors import MESSAGES, AuditInputError
+from .models.importing import import_model
 from .models.training import Workspace, attach_model, train_workspace
+from .models.zoo import ZOO, FittedModel, ModelSpec, make_estimator, train_model
+from .runs.registry import RunRecord, RunRegistry, default_registry_path
 
 __all__ = [
     "AuditDataset",

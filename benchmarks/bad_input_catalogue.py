@@ -11,8 +11,8 @@ import numpy as np
 import pandas as pd
 
 from audit_core.data.dataset import DatasetConfig, build_dataset
-from audit_core.errors import AuditInputError
 from audit_core.data.intake import ReadOptions, read_table
+from audit_core.errors import AuditInputError
 
 
 def _xlsx_bomb() -> bytes:

@@ -24,10 +24,10 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from audit_core.data.groups import Grouping  # noqa: E402
 from audit_core.fragility import FragilityConfig, certify, column_scale  # noqa: E402
 from audit_core.fragility.engine import protocol_for, rows_per_case  # noqa: E402
 from audit_core.fragility.evaluation import group_shap_scores  # noqa: E402
-from audit_core.data.groups import Grouping  # noqa: E402
 from audit_core.models.probs import clip_probs, margin_of, pseudo_logits  # noqa: E402
 
 

@@ -29,8 +29,8 @@ from audit_core.data.dataset import DatasetConfig, build_dataset  # noqa: E402
 from audit_core.fragility.audit import AuditOptions, run_fragility_audit  # noqa: E402
 from audit_core.fragility.engine import FragilityConfig  # noqa: E402
 from audit_core.fragility.evaluation import unit_summary  # noqa: E402
-from audit_core.models.zoo import ModelSpec  # noqa: E402
 from audit_core.models.training import train_workspace  # noqa: E402
+from audit_core.models.zoo import ModelSpec  # noqa: E402
 
 DATA = ROOT.parent / "shared" / "datasets"
 MODELS = ("logistic_regression", "lightgbm", "random_forest", "mlp")

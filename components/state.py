@@ -18,9 +18,9 @@ import pandas as pd
 import streamlit as st
 
 from audit_core.data.intake import LoadedTable, ReadOptions, check_table, read_table
+from audit_core.data.samples import SampleInfo, load_sample
 from audit_core.limits import Limits
 from audit_core.runs.registry import RunRegistry
-from audit_core.data.samples import SampleInfo, load_sample
 
 __all__ = [
     "Keys",

@@ -2,10 +2,10 @@
 import streamlit as st
 
 from components.figures import transport as tf
+from components.routing import require_router
+from components.state import Keys, get
 from components.widgets import transport as tw
 from components.widgets.data import current_config
-from components.state import Keys, get
-from components.routing import require_router
 
 require_router()  # first: route through app.py even on a fresh server (see components/routing.py)
 

@@ -5,8 +5,8 @@ import numpy as np
 import pytest
 
 from audit_core.data.baseline import BASELINE_KINDS, compute_baseline
-from audit_core.errors import AuditInputError
 from audit_core.data.groups import Grouping
+from audit_core.errors import AuditInputError
 from toy_data import BASELINE_TOY_MEAN, BASELINE_TOY_MEDIAN, BASELINE_TOY_MODE, baseline_toy
 
 

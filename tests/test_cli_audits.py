@@ -12,7 +12,6 @@ import pytest
 
 from audit_core.runs.plugins.fragility import OPTION_KEYS
 from audit_core.runs.registry import RunRegistry
-
 from tests.test_cli import ROOT, SCRIPT, _config, cli
 
 FRAGILITY = """\

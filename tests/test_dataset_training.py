@@ -7,8 +7,8 @@ import pytest
 
 from audit_core.data.dataset import DatasetConfig, build_dataset, frame_fingerprint
 from audit_core.errors import MESSAGES, AuditInputError
-from audit_core.models.zoo import ModelSpec, train_model
 from audit_core.models.training import attach_model, holdout_metrics, split_holdout, train_workspace
+from audit_core.models.zoo import ModelSpec, train_model
 from toy_data import dataset_toy
 
 CLASS_T = {"kind": "class", "name": "bought", "column": "outcome", "positive": "yes"}

@@ -5,13 +5,12 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from audit_core.runs.execute import run_config
-from audit_core.runs.plugin import ExecutionOptions
-from audit_core.runs.config import parse_config
 from audit_core.fragility.engine import certify
+from audit_core.runs.config import parse_config
+from audit_core.runs.execute import run_config
 from audit_core.runs.parallel import local_cluster, map_batches
+from audit_core.runs.plugin import ExecutionOptions
 from audit_core.runs.registry import RunRegistry
-
 from tests.runs_data import ROOT
 
 CONFIG = {

@@ -31,14 +31,14 @@ import pandas as pd
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from audit_core.runs.config import load_config, parse_config
-from audit_core.expr import evaluate_frame, evaluate_mask, evaluate_record, parse_expression
 from audit_core.data.groups import parse_group_csv
+from audit_core.data.targets import apply_targets
+from audit_core.expr import evaluate_frame, evaluate_mask, evaluate_record, parse_expression
 from audit_core.models.importing import import_model
-from audit_core.receipts.state_cube import execute_state_cube
 from audit_core.receipts.predictions import parse_predictions
 from audit_core.receipts.state import load_state, state_from_dict
-from audit_core.data.targets import apply_targets
+from audit_core.receipts.state_cube import execute_state_cube
+from audit_core.runs.config import load_config, parse_config
 
 from hardening_cases import FUZZ, declared_or_valid, expr_frame, tiny_gold
 

@@ -15,15 +15,15 @@ import pandas as pd
 import pytest
 
 from audit_core.data.dataset import DatasetConfig, build_dataset
+from audit_core.data.intake import ReadOptions, read_table
 from audit_core.errors import MESSAGES, AuditInputError
 from audit_core.expr import evaluate_mask, parse_expression
-from audit_core.data.intake import ReadOptions, read_table
 from audit_core.limits import ENV_VARS, Limits
 from audit_core.models.importing import import_model
-from audit_core.models.zoo import ModelSpec
-from audit_core.receipts.state_cube import execute_state_cube
-from audit_core.receipts.state import state_from_dict
 from audit_core.models.training import train_workspace
+from audit_core.models.zoo import ModelSpec
+from audit_core.receipts.state import state_from_dict
+from audit_core.receipts.state_cube import execute_state_cube
 
 from hardening_cases import declared_or_valid, expr_frame
 from toy_data import excel_bytes, parquet_bytes

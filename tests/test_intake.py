@@ -8,8 +8,8 @@ import pandas as pd
 import pyarrow as pa
 import pytest
 
-from audit_core.errors import MESSAGES, AuditInputError
 from audit_core.data.intake import LoadedTable, ReadOptions, check_table, read_path, read_table
+from audit_core.errors import MESSAGES, AuditInputError
 from toy_data import excel_bytes, parquet_bytes, zip_bomb_bytes
 
 INTAKE_CODES = {

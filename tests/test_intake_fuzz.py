@@ -21,8 +21,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from audit_core.errors import MESSAGES, AuditInputError
 from audit_core.data.intake import LoadedTable, ReadOptions, check_table, read_table
+from audit_core.errors import MESSAGES, AuditInputError
 
 N_BYTES, N_CSV, N_FRAME_CSV, N_FRAME_PARQUET, N_FRAME_EXCEL, N_CHECK = 60, 120, 50, 50, 25, 40
 TOTAL_CASES = N_BYTES + N_CSV + N_FRAME_CSV + N_FRAME_PARQUET + N_FRAME_EXCEL + N_CHECK

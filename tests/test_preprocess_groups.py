@@ -5,7 +5,6 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from audit_core.errors import MESSAGES, AuditInputError
 from audit_core.data.groups import (
     GroupRule,
     Grouping,
@@ -15,6 +14,7 @@ from audit_core.data.groups import (
     raw_origin_grouping,
 )
 from audit_core.data.preprocess import ORIGIN_COLUMNS, feature_origins, make_preprocessor
+from audit_core.errors import MESSAGES, AuditInputError
 from toy_data import PRE_TOY, PRE_TOY_EXPECTED, PRE_TOY_FEATURES, PRE_TOY_RAW, SQRT2
 
 

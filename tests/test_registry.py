@@ -26,8 +26,8 @@ REPO = Path(__file__).resolve().parents[1]
 if str(REPO) not in sys.path:  # when run as a worker script
     sys.path.insert(0, str(REPO))
 
-from audit_core.runs import registry as reg  # noqa: E402
 from audit_core.errors import AuditInputError  # noqa: E402
+from audit_core.runs import registry as reg  # noqa: E402
 from audit_core.runs.registry import RunRecord, RunRegistry, default_registry_path  # noqa: E402
 
 

@@ -5,8 +5,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from audit_core.errors import MESSAGES, AuditInputError
 from audit_core.data.roles import FEATURE_ROLES, ROLES, apply_role_overrides, infer_role, infer_roles
+from audit_core.errors import MESSAGES, AuditInputError
 
 N = 30  # > 20 rows, so "one value per row" can mean identifier
 

@@ -8,7 +8,6 @@ from streamlit.testing.v1 import AppTest
 
 from audit_core.runs.bundle import export_bundle
 from audit_core.runs.registry import RunRegistry
-
 from tests.runs_data import save_custom_run, save_model_run
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -7,7 +7,6 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from audit_core.errors import AuditInputError
 from audit_core.data.eligibility import EligibilityFilter
 from audit_core.data.targets import (
     MAX_CLASSES,
@@ -17,6 +16,7 @@ from audit_core.data.targets import (
     apply_targets,
     target_from_dict,
 )
+from audit_core.errors import AuditInputError
 
 
 @pytest.fixture

@@ -9,9 +9,9 @@ import pandas as pd
 import pytest
 
 from audit_core.data.dataset import DatasetConfig, build_dataset
+from audit_core.data.samples import load_sample
 from audit_core.errors import MESSAGES, AuditInputError
 from audit_core.runs.registry import RunRegistry
-from audit_core.data.samples import load_sample
 from audit_core.transport import RESULT_COLUMNS, STAGES, TransportAudit, TransportConfig, run_transport
 from audit_core.transport.splits import PARTITIONS
 

@@ -16,8 +16,8 @@ Stands only on the foundation (:mod:`audit_core.errors`, :mod:`audit_core.limits
 :mod:`audit_core.expr`). Pure library code: never imports streamlit or plotly.
 """
 from .baseline import BASELINE_KINDS, compute_baseline
-from .eligibility import EligibilityFilter
 from .dataset import AuditDataset, DatasetConfig, build_dataset, frame_fingerprint
+from .eligibility import EligibilityFilter
 from .groups import GroupRule, Grouping, apply_group_rules, grouping_from_raw_map, parse_group_csv, raw_origin_grouping
 from .intake import LoadedTable, ReadOptions, check_table, read_path, read_table
 from .preprocess import feature_origins, make_preprocessor

@@ -25,6 +25,7 @@ from typing import Literal
 import numpy as np
 
 from audit_core.errors import fail, register_messages
+
 from .groups import Grouping
 
 __all__ = ["BaselineKind", "BASELINE_KINDS", "compute_baseline"]

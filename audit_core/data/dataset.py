@@ -18,8 +18,9 @@ import numpy as np
 import pandas as pd
 
 from audit_core.errors import fail, register_messages
-from .roles import apply_role_overrides, infer_roles
+
 from .eligibility import EligibilityFilter
+from .roles import apply_role_overrides, infer_roles
 from .targets import TargetLabels, apply_targets, target_from_dict
 
 __all__ = ["DatasetConfig", "AuditDataset", "build_dataset", "frame_fingerprint"]

@@ -19,6 +19,7 @@ from audit_core.models.manifest import workspace_manifest
 from audit_core.models.probs import confidence_scores
 from audit_core.models.training import Workspace, holdout_metrics
 from audit_core.models.zoo import FittedModel, ModelSpec, train_model
+
 from .certificate import CertificateBatch
 from .engine import FragilityConfig, certify, column_scale
 from .evaluation import (

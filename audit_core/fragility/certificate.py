@@ -16,7 +16,7 @@ from typing import Any, Mapping
 import numpy as np
 import pandas as pd
 
-from ..errors import fail, register_messages
+from audit_core.errors import fail, register_messages
 
 __all__ = ["Protocol", "Certificate", "CertificateBatch"]
 

@@ -20,9 +20,10 @@ from typing import Any, Callable, Literal
 
 import numpy as np
 
-from ..errors import fail, register_messages
 from audit_core.data.groups import Grouping
+from audit_core.errors import fail, register_messages
 from audit_core.models.probs import clip_probs, margin_of, pseudo_logits
+
 from .certificate import CertificateBatch, Protocol
 from .operators import FAMILIES, STOCHASTIC, degrade, draw_uniforms, group_mask
 

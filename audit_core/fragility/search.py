@@ -24,6 +24,7 @@ import numpy as np
 import pandas as pd
 
 from audit_core.models.probs import clip_probs, margin_of, pseudo_logits
+
 from .certificate import Protocol
 from .engine import as_predict
 from .operators import group_mask

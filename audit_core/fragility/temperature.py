@@ -26,7 +26,7 @@ import pandas as pd
 from scipy.optimize import minimize_scalar
 from scipy.special import log_softmax
 
-from ..errors import fail, register_messages
+from audit_core.errors import fail, register_messages
 from audit_core.models.probs import clip_probs, pseudo_logits
 
 __all__ = [

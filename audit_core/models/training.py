@@ -18,8 +18,9 @@ from sklearn.model_selection import train_test_split
 
 from audit_core.data.baseline import BaselineKind, compute_baseline
 from audit_core.data.dataset import AuditDataset
-from audit_core.errors import fail, register_messages
 from audit_core.data.groups import Grouping, grouping_from_raw_map
+from audit_core.errors import fail, register_messages
+
 from .zoo import FittedModel, ModelSpec, train_model
 
 __all__ = ["Workspace", "split_holdout", "train_workspace", "attach_model", "holdout_metrics"]

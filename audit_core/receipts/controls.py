@@ -30,8 +30,8 @@ from typing import Any, Literal
 import pandas as pd
 
 from .cube import MAX_SOURCES, Family, format_family, inverse_receipt, minimal_sets_bruteforce
-from .state_cube import StateCube, execute_state_cube
 from .state import EvaluatorState, Ground, Norms, Rule
+from .state_cube import StateCube, execute_state_cube
 
 __all__ = ["CONTROLS", "permute_sources", "add_distractor", "invert", "pair_relation_holds", "cube_controls"]
 

@@ -36,8 +36,8 @@ import pandas as pd
 from .adjudicate import Judge
 from .controls import add_distractor, permute_sources
 from .cube import CubeResult, _run_masks, format_family, inverse_receipt
-from .state_cube import execute_state_cube
 from .state import EvaluatorState, state_from_dict
+from .state_cube import execute_state_cube
 
 __all__ = ["BenchmarkConfig", "BenchCase", "Benchmark", "generate_benchmark", "serialise_case", "PARTS"]
 

@@ -19,10 +19,10 @@ never imports streamlit or plotly.
 from .bundle import export_bundle, import_bundle, read_bundle, write_parquet_tables
 from .compare import compare_runs_tables, runs_overview
 from .config import AuditConfig, LoadedData, load_config, load_data, parse_config
+from .context import AuditContext
+from .execute import RunOutcome, run_config
 from .gate import DEFAULT_GATE_SCOPE, DEFAULT_GATE_YAML, GateResult, compare_runs
 from .parallel import map_batches
-from .execute import RunOutcome, run_config
-from .context import AuditContext
 from .plugin import AuditResult, AuditRunner, ExecutionOptions, get_runner, register_audit
 from .registry import RunRecord, RunRegistry, default_registry_path
 from .save import save_fragility_run, save_workspace

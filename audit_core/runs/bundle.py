@@ -34,6 +34,7 @@ from typing import Any
 import pandas as pd
 
 from audit_core.errors import fail, register_messages
+
 from .registry import RunRecord, RunRegistry
 
 __all__ = [

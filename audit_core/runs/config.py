@@ -33,14 +33,14 @@ from typing import Any, Mapping
 
 import pandas as pd
 
-from audit_core.data.dataset import AuditDataset, DatasetConfig, build_dataset
-from audit_core.errors import AuditInputError, fail, register_messages
-from audit_core.data.intake import LoadedTable, ReadOptions, check_table, read_table
-from audit_core.limits import Limits
-from audit_core.data.samples import SAMPLES, load_sample
-from audit_core.data.eligibility import EligibilityFilter
-from audit_core.data.targets import target_from_dict
 from audit_core.data.baseline import BASELINE_KINDS
+from audit_core.data.dataset import AuditDataset, DatasetConfig, build_dataset
+from audit_core.data.eligibility import EligibilityFilter
+from audit_core.data.intake import LoadedTable, ReadOptions, check_table, read_table
+from audit_core.data.samples import SAMPLES, load_sample
+from audit_core.data.targets import target_from_dict
+from audit_core.errors import AuditInputError, fail, register_messages
+from audit_core.limits import Limits
 from audit_core.models.zoo import ZOO
 
 from .plugin import get_runner  # the audit registry validates each audit's options

@@ -46,8 +46,8 @@ import numpy as np
 import pandas as pd
 
 from audit_core.errors import fail
-from audit_core.receipts.state_cube import StateCube, execute_state_cube
 from audit_core.receipts.state import EvaluatorState, load_state, state_from_dict
+from audit_core.receipts.state_cube import StateCube, execute_state_cube
 
 from .registry import RunRecord
 

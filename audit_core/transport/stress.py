@@ -42,7 +42,8 @@ import numpy as np
 import pandas as pd
 from scipy.optimize import brentq
 
-from ..metrics import EPS_LOGIT, METRICS
+from audit_core.metrics import EPS_LOGIT, METRICS
+
 from . import conformal as cf
 from . import selective as sl
 from .bootstrap import BatchedMetrics, percentile_interval, stratified_counts

@@ -17,15 +17,14 @@ from audit_core.data.baseline import BASELINE_KINDS
 from audit_core.data.dataset import AuditDataset, DatasetConfig, build_dataset
 from audit_core.data.groups import GroupRule, apply_group_rules, parse_group_csv
 from audit_core.data.intake import LoadedTable
-from audit_core.models.importing import import_model
-from audit_core.models.zoo import ZOO, ModelSpec
 from audit_core.data.roles import ROLES, infer_roles
-from audit_core.runs.save import save_workspace
 from audit_core.data.samples import SAMPLES, SampleInfo
 from audit_core.data.targets import target_from_dict
 from audit_core.errors import AuditInputError
+from audit_core.models.importing import import_model
 from audit_core.models.training import Workspace, attach_model, train_workspace
-
+from audit_core.models.zoo import ZOO, ModelSpec
+from audit_core.runs.save import save_workspace
 from components.feedback import guarded
 from components.state import Keys, cached_upload, registry, sample_table, upload_options
 

@@ -18,17 +18,17 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from audit_core.fragility.audit import AuditOptions, FragilityAudit, compare_models
 from audit_core.fragility import neural
+from audit_core.fragility.audit import AuditOptions, FragilityAudit, compare_models
 from audit_core.fragility.engine import FragilityConfig
-from audit_core.limits import Limits
 from audit_core.fragility.operators import FAMILIES
+from audit_core.limits import Limits
 from audit_core.models.training import Workspace
 from audit_core.models.zoo import ZOO
 from audit_core.runs.compare import runs_overview
 from audit_core.runs.save import save_fragility_run
-from components.figures import fragility as ff
 from components.feedback import guarded
+from components.figures import fragility as ff
 from components.state import Keys, registry
 
 __all__ = ["AUDIT_KEY", "STOP_KEY", "NEURAL_KEY", "options_form", "should_stop", "store_result", "show_audit",

@@ -16,8 +16,6 @@ import pandas as pd
 import streamlit as st
 
 from audit_core.limits import Limits
-from audit_core.receipts.controls import cube_controls
-from audit_core.runs.gate import DEFAULT_GATE_YAML, DEPLOYMENT_SCOPES, compare_gate
 from audit_core.receipts import (
     MAX_SOURCES,
     add_distractor,
@@ -34,7 +32,8 @@ from audit_core.receipts import (
     permute_sources,
     reason_debt_grid,
 )
-
+from audit_core.receipts.controls import cube_controls
+from audit_core.runs.gate import DEFAULT_GATE_YAML, DEPLOYMENT_SCOPES, compare_gate
 from components.feedback import guarded
 from components.figures.receipts import baseline_figure, cube_view, reason_debt_figure
 from components.state import registry

@@ -24,7 +24,6 @@ from audit_core.runs.bundle import export_bundle, import_bundle, parquet_zip
 from audit_core.runs.compare import compare_runs_tables
 from audit_core.runs.gate import compare_runs
 from audit_core.runs.registry import RunRecord
-
 from components.feedback import guarded
 from components.report import figures_for, render_report, summary_frame
 from components.state import registry

@@ -14,7 +14,6 @@ import streamlit as st
 from audit_core.data.dataset import build_dataset
 from audit_core.models.zoo import ZOO
 from audit_core.transport import DEFAULT_TOLERANCES, MAPPINGS, TransportConfig, run_transport
-
 from components.feedback import guarded
 from components.state import registry
 

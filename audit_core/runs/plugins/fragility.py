@@ -40,14 +40,15 @@ from typing import Any
 
 import numpy as np
 
-from ..context import AuditContext
-from ..plugin import AuditResult, AuditRunner, Progress, register_audit
-from ..config import check_keys, expect_type
 from audit_core.errors import fail
-from audit_core.limits import Limits
 from audit_core.fragility.audit import AuditOptions, fragility_run_parts, run_fragility_audit
 from audit_core.fragility.engine import FragilityConfig
 from audit_core.fragility.operators import FAMILIES
+from audit_core.limits import Limits
+
+from ..config import check_keys, expect_type
+from ..context import AuditContext
+from ..plugin import AuditResult, AuditRunner, Progress, register_audit
 
 __all__ = ["FRAGILITY_AUDIT", "OPTION_KEYS", "validate_config", "run", "audit_options"]
 

@@ -28,11 +28,12 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..context import AuditContext
-from ..plugin import AuditResult, AuditRunner, Progress, register_audit
-from ..config import check_keys, expect_type
 from audit_core.errors import fail
 from audit_core.models.audit import BootstrapChunk, RefitItem, bootstrap_auroc_job, chunk_seeds, refit_job
+
+from ..config import check_keys, expect_type
+from ..context import AuditContext
+from ..plugin import AuditResult, AuditRunner, Progress, register_audit
 
 __all__ = ["MODEL_AUDIT", "validate_model_options", "run_model_audit"]
 

@@ -42,14 +42,15 @@ from typing import Any
 
 import pandas as pd
 
-from ..context import AuditContext
-from ..plugin import AuditResult, AuditRunner, Progress, register_audit
-from ..config import check_keys, expect_type
 from audit_core.errors import fail
 from audit_core.receipts.controls import cube_controls
-from audit_core.receipts.state_cube import execute_state_cube
 from audit_core.receipts.generator import BenchmarkConfig, generate_benchmark
 from audit_core.receipts.state import EvaluatorState, load_state
+from audit_core.receipts.state_cube import execute_state_cube
+
+from ..config import check_keys, expect_type
+from ..context import AuditContext
+from ..plugin import AuditResult, AuditRunner, Progress, register_audit
 
 __all__ = ["RECEIPTS_AUDIT", "MODES", "validate_config", "run"]
 

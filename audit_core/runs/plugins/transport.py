@@ -26,11 +26,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..context import AuditContext
-from ..plugin import AuditResult, AuditRunner, Progress, register_audit
-from ..config import check_keys, expect_type
 from audit_core.transport.config import TransportConfig
 from audit_core.transport.protocol import run_transport
+
+from ..config import check_keys, expect_type
+from ..context import AuditContext
+from ..plugin import AuditResult, AuditRunner, Progress, register_audit
 
 __all__ = ["TRANSPORT_AUDIT", "validate_config", "run"]
 
