@@ -1,8 +1,18 @@
 """audit_core: the reliability-audit library behind the dashboard.
 
-It never imports streamlit or plotly. The public surface of the foundation is
-re-exported here; each audit lives in its own subpackage
-(``audit_core.fragility``, ``audit_core.transport``, ``audit_core.receipts``).
+It never imports streamlit or plotly. The folders follow the data flow, each
+standing only on those before it (``tests/test_architecture.py`` checks it):
+
+* foundation — :mod:`~audit_core.errors`, :mod:`~audit_core.limits`,
+  :mod:`~audit_core.expr`, :mod:`~audit_core.metrics`;
+* :mod:`audit_core.data` — intake, roles, targets, dataset, groups, baseline, samples;
+* :mod:`audit_core.models` — the zoo, training, model import, the model audit, probabilities;
+* the three audits — :mod:`audit_core.fragility`, :mod:`audit_core.transport`,
+  :mod:`audit_core.receipts` (they never import each other);
+* :mod:`audit_core.runs` — registry, configs, plug-ins, back-ends, bundles, the release gate.
+
+The public surface of the foundation (data, models and the run registry) is
+re-exported here.
 """
 from .data.baseline import BASELINE_KINDS, compute_baseline
 from .data.dataset import AuditDataset, DatasetConfig, build_dataset, frame_fingerprint
