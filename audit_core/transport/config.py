@@ -142,6 +142,8 @@ class TransportConfig:
                 v = self.strata_columns
             if isinstance(v, (str, bytes)) or not isinstance(v, (list, tuple)):
                 raise _bad(name, f"must be a list, got {type(v).__name__}")
+            if name in ("strata_columns", "subgroup_columns") and not all(isinstance(c, str) for c in v):
+                raise _bad(name, f"must be a list of column names, got {list(v)!r}"[:300])
             object.__setattr__(self, name, tuple(v))
         if not isinstance(self.tolerances, Mapping):
             raise _bad("tolerances", f"must be a mapping of metric to tolerance, got {type(self.tolerances).__name__}")
