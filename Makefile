@@ -20,7 +20,7 @@ $(VENV)/.installed-test: requirements-test.txt $(VENV)/.installed
 	touch $@
 
 samples: $(VENV)/.installed
-	$(PY) -m audit_core.samples
+	$(PY) -m audit_core.data.samples
 
 run: $(VENV)/.installed
 	$(PY) -m streamlit run app.py --server.address 127.0.0.1 --server.port $(PORT)

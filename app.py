@@ -1,8 +1,8 @@
 """Entry point: `streamlit run app.py`. Routes with st.navigation to the pages in `pages/`."""
 import streamlit as st
 
-from components.data_widgets import ensure_sample_loaded
 from components.state import keep_widget_state
+from components.widgets.data import ensure_sample_loaded
 
 PAGES = [
     ("pages/home.py", "Home", ":material/home:"),

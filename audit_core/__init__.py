@@ -1,22 +1,33 @@
 """audit_core: the reliability-audit library behind the dashboard.
 
-It never imports streamlit or plotly. The public surface of the foundation is
-re-exported here; each audit lives in its own subpackage
-(``audit_core.fragility``, ``audit_core.transport``, ``audit_core.receipts``).
+It never imports streamlit or plotly. The folders follow the data flow, each
+standing only on those before it (``tests/test_architecture.py`` checks it):
+
+* foundation — :mod:`~audit_core.errors`, :mod:`~audit_core.limits`,
+  :mod:`~audit_core.expr`, :mod:`~audit_core.metrics`;
+* :mod:`audit_core.data` — intake, roles, targets, dataset, groups, baseline, samples;
+* :mod:`audit_core.models` — the zoo, training, model import, the model audit, probabilities;
+* the three audits — :mod:`audit_core.fragility`, :mod:`audit_core.transport`,
+  :mod:`audit_core.receipts` (they never import each other);
+* :mod:`audit_core.runs` — registry, configs, plug-ins, back-ends, bundles, the release gate.
+
+The public surface of the foundation (data, models and the run registry) is
+re-exported here.
 """
-from .baseline import BASELINE_KINDS, compute_baseline
-from .dataset import AuditDataset, DatasetConfig, build_dataset, frame_fingerprint
+from .data.baseline import BASELINE_KINDS, compute_baseline
+from .data.dataset import AuditDataset, DatasetConfig, build_dataset, frame_fingerprint
+from .data.eligibility import EligibilityFilter
+from .data.groups import GroupRule, Grouping, apply_group_rules, grouping_from_raw_map, parse_group_csv, raw_origin_grouping
+from .data.intake import LoadedTable, ReadOptions, read_path, read_table
+from .data.preprocess import feature_origins, make_preprocessor
+from .data.roles import ROLES, infer_roles
+from .data.samples import SAMPLES, load_sample
+from .data.targets import apply_targets, target_from_dict
 from .errors import MESSAGES, AuditInputError
-from .groups import GroupRule, Grouping, apply_group_rules, grouping_from_raw_map, parse_group_csv, raw_origin_grouping
-from .intake import LoadedTable, ReadOptions, read_path, read_table
-from .model_import import import_model
-from .models import ZOO, FittedModel, ModelSpec, make_estimator, train_model
-from .preprocess import feature_origins, make_preprocessor
-from .registry import RunRecord, RunRegistry, default_registry_path
-from .roles import ROLES, infer_roles
-from .samples import SAMPLES, load_sample
-from .targets import EligibilityFilter, apply_targets, target_from_dict
-from .training import Workspace, attach_model, train_workspace
+from .models.importing import import_model
+from .models.training import Workspace, attach_model, train_workspace
+from .models.zoo import ZOO, FittedModel, ModelSpec, make_estimator, train_model
+from .runs.registry import RunRecord, RunRegistry, default_registry_path
 
 __all__ = [
     "AuditDataset",

@@ -26,7 +26,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from .errors import fail, register_messages
-from .intake import ReadOptions
 
 __all__ = ["ENV_VARS", "Limits"]
 
@@ -75,8 +74,8 @@ class Limits:
     Examples
     --------
     >>> lim = Limits.from_env({"AUDIT_MAX_COLUMNS": "50"})
-    >>> lim.max_columns, lim.read_options().max_columns
-    (50, 50)
+    >>> lim.max_columns, lim.max_expansion_bytes
+    (50, 2097152000)
     >>> Limits.from_env({}).max_cube_k
     12
     """
@@ -110,12 +109,6 @@ class Limits:
     def max_upload_bytes(self) -> int:
         return int(self.max_upload_mb * _MB)
 
-    def read_options(self, **kwargs) -> ReadOptions:
-        """:class:`~audit_core.intake.ReadOptions` with these caps; ``kwargs`` set the other fields."""
-        return ReadOptions(
-            max_bytes=self.max_upload_bytes,
-            max_rows=self.max_rows,
-            max_columns=self.max_columns,
-            max_expansion_bytes=int(self.max_expansion_mb * _MB),
-            **kwargs,
-        )
+    @property
+    def max_expansion_bytes(self) -> int:
+        return int(self.max_expansion_mb * _MB)

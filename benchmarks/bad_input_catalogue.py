@@ -10,9 +10,9 @@ import zipfile
 import numpy as np
 import pandas as pd
 
-from audit_core.dataset import DatasetConfig, build_dataset
+from audit_core.data.dataset import DatasetConfig, build_dataset
+from audit_core.data.intake import ReadOptions, read_table
 from audit_core.errors import AuditInputError
-from audit_core.intake import ReadOptions, read_table
 
 
 def _xlsx_bomb() -> bytes:

@@ -24,11 +24,11 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from audit_core.data.groups import Grouping  # noqa: E402
 from audit_core.fragility import FragilityConfig, certify, column_scale  # noqa: E402
 from audit_core.fragility.engine import protocol_for, rows_per_case  # noqa: E402
 from audit_core.fragility.evaluation import group_shap_scores  # noqa: E402
-from audit_core.groups import Grouping  # noqa: E402
-from audit_core.probs import clip_probs, margin_of, pseudo_logits  # noqa: E402
+from audit_core.models.probs import clip_probs, margin_of, pseudo_logits  # noqa: E402
 
 
 def synthetic(n: int, G: int, per_group: int = 2, seed: int = 0):
@@ -47,7 +47,7 @@ def models(Xtr, ytr):
     from lightgbm import LGBMClassifier
     from sklearn.linear_model import LogisticRegression
 
-    from audit_core.models import ModelSpec, make_estimator
+    from audit_core.models.zoo import ModelSpec, make_estimator
 
     lgb = make_estimator(ModelSpec(kind="lightgbm", seed=0)).fit(Xtr, ytr)
     lr = LogisticRegression(max_iter=2000).fit(Xtr, ytr)

@@ -6,7 +6,7 @@ Usage (from the project root)::
     python benchmarks/bench_parallel.py --job refit --items 8
 
 The job is a parameter: :data:`JOBS` maps a name to a builder returning
-``(func, items)`` for :func:`audit_core.parallel.map_batches`. An audit adds
+``(func, items)`` for :func:`audit_core.runs.parallel.map_batches`. An audit adds
 its own batch job by adding one entry (e.g. ``"certificates"`` building
 certificate chunks from a trained workspace). Each configuration also checks
 that its results equal the serial ones. Cluster start-up is timed separately
@@ -25,8 +25,8 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from audit_core.jobs import BootstrapChunk, RefitItem, bootstrap_auroc_job, chunk_seeds, refit_job  # noqa: E402
-from audit_core.parallel import local_cluster, map_batches  # noqa: E402
+from audit_core.models.audit import BootstrapChunk, RefitItem, bootstrap_auroc_job, chunk_seeds, refit_job  # noqa: E402
+from audit_core.runs.parallel import local_cluster, map_batches  # noqa: E402
 
 JobBuilder = Callable[[int], tuple[Callable[[Any], Any], list[Any]]]
 
@@ -41,8 +41,8 @@ def bootstrap_job(n_items: int) -> tuple[Callable, list]:
 
 def refit_job_items(n_items: int) -> tuple[Callable, list]:
     """Refits by seed: a random forest on the loan sample's source rows (one refit per item)."""
-    from audit_core.config import load_data, parse_config
-    from audit_core.training import split_holdout
+    from audit_core.runs.config import load_data, parse_config
+    from audit_core.models.training import split_holdout
 
     cfg = parse_config({"data": {"sample": "loan_synthetic"}, "model": {"kind": "random_forest"}, "audits": [{"kind": "model"}]})
     ds = load_data(cfg, base_dir=Path.cwd()).dataset
@@ -60,10 +60,10 @@ def refit_job_items(n_items: int) -> tuple[Callable, list]:
 
 def certificate_job_items(n_items: int, *, cases_per_item: int = 25) -> tuple[Callable, list]:
     """Certificate chunks: logistic regression on the loan sample, 25 held-out cases per item (K=5, 3 families, R=10)."""
-    from audit_core.config import load_data, parse_config
+    from audit_core.runs.config import load_data, parse_config
     from audit_core.fragility.engine import FragilityConfig, certificate_chunks, certify_chunk_job, column_scale, protocol_for
-    from audit_core.models import ModelSpec
-    from audit_core.training import train_workspace
+    from audit_core.models.zoo import ModelSpec
+    from audit_core.models.training import train_workspace
 
     cfg = parse_config({"data": {"sample": "loan_synthetic"}, "model": {"kind": "logistic_regression"},
                         "audits": [{"kind": "model"}]})

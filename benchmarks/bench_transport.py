@@ -36,7 +36,7 @@ import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from audit_core.models import ModelSpec, train_model  # noqa: E402
+from audit_core.models.zoo import ModelSpec, train_model  # noqa: E402
 from audit_core.transport import TransportAudit, TransportConfig  # noqa: E402
 from audit_core.transport.splits import PARTITIONS  # noqa: E402
 

@@ -21,13 +21,13 @@ import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from audit_core.dataset import DatasetConfig, build_dataset  # noqa: E402
+from audit_core.data.dataset import DatasetConfig, build_dataset  # noqa: E402
+from audit_core.data.roles import infer_roles  # noqa: E402
+from audit_core.data.samples import load_sample  # noqa: E402
 from audit_core.fragility.engine import FragilityConfig  # noqa: E402
 from audit_core.fragility.neural import DEFAULTS, compare_fr_resmlp  # noqa: E402
-from audit_core.models import ModelSpec  # noqa: E402
-from audit_core.roles import infer_roles  # noqa: E402
-from audit_core.samples import load_sample  # noqa: E402
-from audit_core.training import train_workspace  # noqa: E402
+from audit_core.models.training import train_workspace  # noqa: E402
+from audit_core.models.zoo import ModelSpec  # noqa: E402
 
 
 def loan_workspace(seed: int):

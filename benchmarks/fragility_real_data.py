@@ -25,12 +25,12 @@ import pandas as pd
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from audit_core.dataset import DatasetConfig, build_dataset  # noqa: E402
+from audit_core.data.dataset import DatasetConfig, build_dataset  # noqa: E402
 from audit_core.fragility.audit import AuditOptions, run_fragility_audit  # noqa: E402
 from audit_core.fragility.engine import FragilityConfig  # noqa: E402
 from audit_core.fragility.evaluation import unit_summary  # noqa: E402
-from audit_core.models import ModelSpec  # noqa: E402
-from audit_core.training import train_workspace  # noqa: E402
+from audit_core.models.training import train_workspace  # noqa: E402
+from audit_core.models.zoo import ModelSpec  # noqa: E402
 
 DATA = ROOT.parent / "shared" / "datasets"
 MODELS = ("logistic_regression", "lightgbm", "random_forest", "mlp")

@@ -236,7 +236,7 @@ def _transport_hash(registry, run_id: str) -> str:
 def run_load(n_sessions: int, *, cases: int = 20, timeout_s: float = 600.0, workdir: Path | None = None,
              transport: bool = True) -> dict:
     """Single-session baselines (seeds 0 and 1), then ``n_sessions`` at once; returns the report."""
-    from audit_core.registry import RunRegistry
+    from audit_core.runs.registry import RunRegistry
 
     workdir = Path(workdir or tempfile.mkdtemp(prefix="load_test_"))
     workdir.mkdir(parents=True, exist_ok=True)

@@ -14,8 +14,8 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from audit_core.data.groups import Grouping  # noqa: E402
 from audit_core.fragility.engine import certify  # noqa: E402
-from audit_core.groups import Grouping  # noqa: E402
 
 
 def _setup(n: int, groups: int, features: int = 60):

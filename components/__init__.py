@@ -1,5 +1,7 @@
-"""App-side helpers: session state, caching, feedback, widgets and Plotly figure builders.
+"""App-side helpers of the Streamlit dashboard (caching and session state live here).
 
-Figure builders (``components.figures``) are pure functions that return a
-``plotly.graph_objects.Figure`` and can be tested without a browser.
+* ``figures/`` — Plotly figure builders, one module per audit; pure, no streamlit;
+* ``widgets/`` — Streamlit widget helpers, one module per page;
+* ``report/`` — the self-contained HTML report of a saved run;
+* ``state``, ``feedback``, ``routing`` — session state, error display, page routing.
 """

@@ -17,10 +17,10 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from audit_core.intake import LoadedTable, ReadOptions, check_table, read_table
+from audit_core.data.intake import LoadedTable, ReadOptions, check_table, read_table
+from audit_core.data.samples import SampleInfo, load_sample
 from audit_core.limits import Limits
-from audit_core.registry import RunRegistry
-from audit_core.samples import SampleInfo, load_sample
+from audit_core.runs.registry import RunRegistry
 
 __all__ = [
     "Keys",
@@ -83,7 +83,7 @@ def cached_upload(data: bytes, name: str, options: ReadOptions) -> LoadedTable:
 
 def upload_options(**kwargs: Any) -> ReadOptions:
     """Read options with the caps of :meth:`audit_core.limits.Limits.from_env` (``AUDIT_MAX_*``)."""
-    return Limits.from_env().read_options(**kwargs)
+    return ReadOptions.from_limits(Limits.from_env(), **kwargs)
 
 
 def sample_table(name: str) -> LoadedTable:

@@ -1,9 +1,9 @@
 """Data & groups: pick data, declare targets and records, group the evidence, train or import a model."""
 import streamlit as st
 
-from components import data_widgets as dw
-from components.figures import group_sizes_figure, missingness_figure
+from components.figures.data import group_sizes_figure, missingness_figure
 from components.routing import require_router
+from components.widgets import data as dw
 
 require_router()  # first: route through app.py even on a fresh server (see components/routing.py)
 

@@ -2,10 +2,10 @@
 import streamlit as st
 
 from audit_core.fragility.audit import run_fragility_audit
-from components import fragility_widgets as fw
 from components.feedback import guarded
-from components.state import Keys
 from components.routing import require_router
+from components.state import Keys
+from components.widgets import fragility as fw
 
 require_router()  # first: route through app.py even on a fresh server (see components/routing.py)
 

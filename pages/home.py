@@ -1,8 +1,8 @@
 """Home: what the tool answers, the session's data and model, and recent runs."""
 import streamlit as st
 
-from components.home import questions, recent_runs, session_summary
 from components.routing import require_router
+from components.widgets.home import questions, recent_runs, session_summary
 
 require_router()  # first: route through app.py even on a fresh server (see components/routing.py)
 

@@ -1,8 +1,8 @@
 """Receipts: when an evaluator's verdict changes, which change among grounds, norms and authority accounts for it."""
 import streamlit as st
 
-from components import receipts_widgets as rw
 from components.routing import require_router
+from components.widgets import receipts as rw
 
 require_router()  # first: route through app.py even on a fresh server (see components/routing.py)
 

@@ -1,9 +1,9 @@
 """Runs & reports: browse saved runs, reopen one without recomputing, compare, export, import."""
 import streamlit as st
 
-from components import runs_widgets as rw
 from components.feedback import guarded
 from components.routing import require_router
+from components.widgets import runs as rw
 
 require_router()  # first: route through app.py even on a fresh server (see components/routing.py)
 

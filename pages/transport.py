@@ -1,11 +1,11 @@
 """Transport: do probabilities, abstention thresholds and conformal sets keep their meaning on the target domain?"""
 import streamlit as st
 
-from components import transport_figures as tf
-from components import transport_widgets as tw
-from components.data_widgets import current_config
-from components.state import Keys, get
+from components.figures import transport as tf
 from components.routing import require_router
+from components.state import Keys, get
+from components.widgets import transport as tw
+from components.widgets.data import current_config
 
 require_router()  # first: route through app.py even on a fresh server (see components/routing.py)
 

@@ -3,11 +3,11 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-from audit_core.dataset import DatasetConfig, build_dataset
-from audit_core.models import ModelSpec
-from audit_core.roles import infer_roles
-from audit_core.samples import load_sample
-from audit_core.training import Workspace, train_workspace
+from audit_core.data.dataset import DatasetConfig, build_dataset
+from audit_core.data.roles import infer_roles
+from audit_core.data.samples import load_sample
+from audit_core.models.training import Workspace, train_workspace
+from audit_core.models.zoo import ModelSpec
 
 
 @lru_cache(maxsize=4)

@@ -6,9 +6,10 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from audit_core.audits import ExecutionOptions, run_config
-from audit_core.config import parse_config
-from audit_core.registry import RunRegistry
+from audit_core.runs.config import parse_config
+from audit_core.runs.execute import run_config
+from audit_core.runs.plugin import ExecutionOptions
+from audit_core.runs.registry import RunRegistry
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from audit_core.registry import RunRegistry
+from audit_core.runs.registry import RunRegistry
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGES = ["pages/home.py", "pages/data_groups.py", "pages/fragility.py", "pages/receipts.py", "pages/runs.py"]

@@ -1,12 +1,12 @@
-"""Tests for audit_core.baseline: every kind computed by hand."""
+"""Tests for audit_core.data.baseline: every kind computed by hand."""
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from audit_core.baseline import BASELINE_KINDS, compute_baseline
+from audit_core.data.baseline import BASELINE_KINDS, compute_baseline
+from audit_core.data.groups import Grouping
 from audit_core.errors import AuditInputError
-from audit_core.groups import Grouping
 from toy_data import BASELINE_TOY_MEAN, BASELINE_TOY_MEDIAN, BASELINE_TOY_MODE, baseline_toy
 
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from audit_core.registry import RunRegistry
+from audit_core.runs.registry import RunRegistry
 
 from browser import browser_page, chromium_path, serve_app
 

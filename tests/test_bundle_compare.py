@@ -10,11 +10,10 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from audit_core.bundle import export_bundle, import_bundle, parquet_zip, read_bundle
-from audit_core.compare import compare_runs_tables, table_deltas, verdict_changes
 from audit_core.errors import AuditInputError
-from audit_core.registry import RunRegistry
-
+from audit_core.runs.bundle import export_bundle, import_bundle, parquet_zip, read_bundle
+from audit_core.runs.compare import compare_runs_tables, table_deltas, verdict_changes
+from audit_core.runs.registry import RunRegistry
 from tests.runs_data import save_custom_run, save_model_run
 
 FIELDS = ("run_id", "created_at", "updated_at", "audit_kind", "status", "dataset_name", "dataset_fingerprint",

@@ -11,7 +11,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from audit_core.registry import RunRegistry
+from audit_core.runs.registry import RunRegistry
 
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPT = Path(sys.executable).with_name("reliability-audit")
@@ -191,11 +191,11 @@ def test_a_failing_audit_is_saved_as_failed_and_exits_3(tmp_path: Path, reg: Pat
     code = textwrap.dedent(
         f"""
         import sys
-        from audit_core.audits import AuditRunner, register_audit
+        from audit_core.runs.plugin import AuditRunner, register_audit
         def run(options, *, context, progress):
             raise RuntimeError("disk full")
         register_audit(AuditRunner(kind="boom", title="Boom", validate_config=lambda o, where: o, run=run))
-        from components.cli import main
+        from audit_cli import main
         sys.exit(main(["run", {str(cfg)!r}, "--registry", {str(reg)!r}, "--out", {str(tmp_path / 'o')!r}]))
         """
     )

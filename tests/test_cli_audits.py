@@ -10,9 +10,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from audit_core.fragility.runner import OPTION_KEYS
-from audit_core.registry import RunRegistry
-
+from audit_core.runs.plugins.fragility import OPTION_KEYS
+from audit_core.runs.registry import RunRegistry
 from tests.test_cli import ROOT, SCRIPT, _config, cli
 
 FRAGILITY = """\

@@ -1,14 +1,14 @@
-"""Tests for audit_core.dataset and audit_core.training."""
+"""Tests for audit_core.data.dataset and audit_core.models.training."""
 from __future__ import annotations
 
 import numpy as np
 import pandas as pd
 import pytest
 
-from audit_core.dataset import DatasetConfig, build_dataset, frame_fingerprint
+from audit_core.data.dataset import DatasetConfig, build_dataset, frame_fingerprint
 from audit_core.errors import MESSAGES, AuditInputError
-from audit_core.models import ModelSpec, train_model
-from audit_core.training import attach_model, holdout_metrics, split_holdout, train_workspace
+from audit_core.models.training import attach_model, holdout_metrics, split_holdout, train_workspace
+from audit_core.models.zoo import ModelSpec, train_model
 from toy_data import dataset_toy
 
 CLASS_T = {"kind": "class", "name": "bought", "column": "outcome", "positive": "yes"}
@@ -223,7 +223,7 @@ def test_attach_model_refuses_unmapped_class_labels():
     import skops.io as sio
     from sklearn.linear_model import LogisticRegression
 
-    from audit_core.model_import import import_model
+    from audit_core.models.importing import import_model
 
     frame = _bigger_toy()
     ds = build_dataset(frame, DatasetConfig(name="t", targets=(CLASS_T,)))
@@ -240,7 +240,7 @@ def test_attach_imported_model_with_codes():
     import skops.io as sio
     from sklearn.linear_model import LogisticRegression
 
-    from audit_core.model_import import import_model
+    from audit_core.models.importing import import_model
 
     frame = _bigger_toy()
     ds = build_dataset(frame, DatasetConfig(name="t", targets=(CLASS_T,)))
@@ -278,7 +278,7 @@ def test_holdout_metrics_by_hand():
 
 @pytest.fixture(scope="module")
 def loan():
-    from audit_core.samples import load_sample
+    from audit_core.data.samples import load_sample
 
     frame, info = load_sample("loan_synthetic")
     config = DatasetConfig(

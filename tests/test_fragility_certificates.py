@@ -12,6 +12,7 @@ import math
 import numpy as np
 import pytest
 
+from audit_core.data.groups import Grouping
 from audit_core.errors import AuditInputError
 from audit_core.fragility import (
     Certificate,
@@ -22,7 +23,6 @@ from audit_core.fragility import (
     exact_min_flip,
     verify,
 )
-from audit_core.groups import Grouping
 
 
 class Linear:

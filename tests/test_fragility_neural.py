@@ -21,7 +21,7 @@ import pytest
 from audit_core.errors import AuditInputError
 from audit_core.fragility import neural
 from audit_core.fragility.engine import FragilityConfig, certify, column_scale
-from audit_core.fragility.certificate import verify
+from audit_core.fragility.verify import verify
 
 from fragility_data import loan_workspace
 
@@ -269,7 +269,7 @@ def test_comparison_returns_both_rows_with_finite_numbers(torch) -> None:
 def _page(ws):
     from streamlit.testing.v1 import AppTest
 
-    from audit_core.samples import load_sample
+    from audit_core.data.samples import load_sample
 
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=240).run()
     assert not at.exception, at.exception

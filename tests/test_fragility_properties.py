@@ -8,6 +8,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from audit_core.data.groups import Grouping
 from audit_core.fragility import (
     FAMILIES,
     Certificate,
@@ -22,7 +23,6 @@ from audit_core.fragility import (
 )
 from audit_core.fragility.evaluation import SCORES, auroc, brittleness_scores
 from audit_core.fragility.stressors import brittle_labels, donor_replacement
-from audit_core.groups import Grouping
 
 from test_fragility_certificates import Linear
 

@@ -5,12 +5,12 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from audit_core.audits import ExecutionOptions, run_config
-from audit_core.config import parse_config
 from audit_core.fragility.engine import certify
-from audit_core.parallel import local_cluster, map_batches
-from audit_core.registry import RunRegistry
-
+from audit_core.runs.config import parse_config
+from audit_core.runs.execute import run_config
+from audit_core.runs.parallel import local_cluster, map_batches
+from audit_core.runs.plugin import ExecutionOptions
+from audit_core.runs.registry import RunRegistry
 from tests.runs_data import ROOT
 
 CONFIG = {
@@ -38,7 +38,7 @@ def test_serial_and_dask_store_identical_certificate_tables(tmp_path) -> None:
 def test_mapped_chunks_equal_the_in_process_loop(path: str) -> None:
     from sklearn.linear_model import LogisticRegression
 
-    from audit_core.groups import Grouping
+    from audit_core.data.groups import Grouping
 
     rng = np.random.default_rng(0)
     X = rng.normal(size=(40, 6))

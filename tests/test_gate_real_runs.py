@@ -4,11 +4,12 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
-from audit_core.dataset import DatasetConfig, build_dataset
-from audit_core.fragility.audit import AuditOptions, run_fragility_audit, save_fragility_run
-from audit_core.receipts.gate import compare_runs, extract_gate_grounds
-from audit_core.registry import RunRegistry
-from audit_core.samples import load_sample
+from audit_core.data.dataset import DatasetConfig, build_dataset
+from audit_core.data.samples import load_sample
+from audit_core.fragility.audit import AuditOptions, run_fragility_audit
+from audit_core.runs.gate import compare_runs, extract_gate_grounds
+from audit_core.runs.registry import RunRegistry
+from audit_core.runs.save import save_fragility_run
 from audit_core.transport import TransportConfig, run_transport
 
 from fragility_data import loan_workspace

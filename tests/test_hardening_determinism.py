@@ -12,12 +12,12 @@ import hashlib
 import pandas as pd
 import pytest
 
-from audit_core.dataset import DatasetConfig, build_dataset
+from audit_core.data.dataset import DatasetConfig, build_dataset
+from audit_core.data.samples import load_sample
 from audit_core.fragility.audit import AuditOptions, run_fragility_audit
 from audit_core.fragility.engine import FragilityConfig
-from audit_core.models import ModelSpec
-from audit_core.samples import load_sample
-from audit_core.training import train_workspace
+from audit_core.models.training import train_workspace
+from audit_core.models.zoo import ModelSpec
 
 
 def table_hash(frame: pd.DataFrame | None) -> str:

@@ -16,7 +16,7 @@ import pandas as pd
 import pytest
 
 from audit_core.errors import AuditInputError
-from audit_core.registry import SCHEMA_VERSION, RunRegistry
+from audit_core.runs.registry import SCHEMA_VERSION, RunRegistry
 
 REPO = Path(__file__).resolve().parents[1]
 ENV = {**os.environ, "PYTHONPATH": str(REPO)}
@@ -56,7 +56,7 @@ KILLED_CHILD = textwrap.dedent(
     """
     import sys, time
     import pandas as pd
-    from audit_core.registry import RunRegistry
+    from audit_core.runs.registry import RunRegistry
     reg = RunRegistry(sys.argv[1])
     mode = sys.argv[2]
     if mode == "running":
@@ -120,7 +120,7 @@ WRITER = textwrap.dedent(
     """
     import sys
     import pandas as pd
-    from audit_core.registry import RunRegistry
+    from audit_core.runs.registry import RunRegistry
     reg = RunRegistry(sys.argv[1])
     who, n = sys.argv[2], int(sys.argv[3])
     for i in range(n):  # the CLI's path: create as running, then finish
@@ -243,7 +243,7 @@ def test_upgrade_backs_up_then_recreates(tmp_path):
 
 
 def test_upgrade_runs_registered_migrations(tmp_path, monkeypatch):
-    from audit_core import registry as registry_module
+    from audit_core.runs import registry as registry_module
 
     calls = []
     monkeypatch.setitem(registry_module._MIGRATIONS, 0, lambda con: calls.append(

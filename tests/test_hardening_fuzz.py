@@ -31,14 +31,14 @@ import pandas as pd
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from audit_core.config import load_config, parse_config
+from audit_core.data.groups import parse_group_csv
+from audit_core.data.targets import apply_targets
 from audit_core.expr import evaluate_frame, evaluate_mask, evaluate_record, parse_expression
-from audit_core.groups import parse_group_csv
-from audit_core.model_import import import_model
-from audit_core.receipts.cube import execute_state_cube
+from audit_core.models.importing import import_model
 from audit_core.receipts.predictions import parse_predictions
 from audit_core.receipts.state import load_state, state_from_dict
-from audit_core.targets import apply_targets
+from audit_core.receipts.state_cube import execute_state_cube
+from audit_core.runs.config import load_config, parse_config
 
 from hardening_cases import FUZZ, declared_or_valid, expr_frame, tiny_gold
 
@@ -491,8 +491,8 @@ class _Declared(Exception):
 
 
 def _transport_dataset():
-    from audit_core.dataset import DatasetConfig, build_dataset
-    from audit_core.samples import load_sample
+    from audit_core.data.dataset import DatasetConfig, build_dataset
+    from audit_core.data.samples import load_sample
 
     frame, info = load_sample("loan_synthetic")
     frame = frame.groupby("year", group_keys=False).head(300)  # small: the declaration stage reads every row
@@ -522,7 +522,7 @@ def test_transport_config_entries(entry):
     from types import SimpleNamespace
     from unittest import mock
 
-    from audit_core.transport import runner
+    from audit_core.runs.plugins import transport as runner
 
     if not _TR_DS:
         _TR_DS.append(_transport_dataset())

@@ -14,16 +14,16 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from audit_core.dataset import DatasetConfig, build_dataset
+from audit_core.data.dataset import DatasetConfig, build_dataset
+from audit_core.data.intake import ReadOptions, read_table
 from audit_core.errors import MESSAGES, AuditInputError
 from audit_core.expr import evaluate_mask, parse_expression
-from audit_core.intake import read_table
 from audit_core.limits import ENV_VARS, Limits
-from audit_core.model_import import import_model
-from audit_core.models import ModelSpec
-from audit_core.receipts.cube import execute_state_cube
+from audit_core.models.importing import import_model
+from audit_core.models.training import train_workspace
+from audit_core.models.zoo import ModelSpec
 from audit_core.receipts.state import state_from_dict
-from audit_core.training import train_workspace
+from audit_core.receipts.state_cube import execute_state_cube
 
 from hardening_cases import declared_or_valid, expr_frame
 from toy_data import excel_bytes, parquet_bytes
@@ -55,7 +55,7 @@ def test_limits_defaults_and_env(monkeypatch):
     lim = Limits.from_env(env)
     assert (lim.max_upload_bytes, lim.max_rows, lim.max_columns, lim.max_exact_groups, lim.max_cube_k) == (
         524_288, 3, 4, 6, 5)
-    opts = lim.read_options(delimiter=";")
+    opts = ReadOptions.from_limits(lim, delimiter=";")
     assert (opts.max_bytes, opts.max_rows, opts.max_columns, opts.max_expansion_bytes, opts.delimiter) == (
         524_288, 3, 4, 1_048_576, ";")
     for k, v in env.items():
@@ -75,13 +75,13 @@ def test_row_and_column_caps_name_their_variable():
     lim = Limits.from_env({"AUDIT_MAX_ROWS": "3", "AUDIT_MAX_COLUMNS": "2", "AUDIT_MAX_UPLOAD_MB": "0.001"})
     csv = b"a,b\n1,2\n3,4\n5,6\n7,8\n"
     assert "AUDIT_MAX_ROWS" in raises("TOO_MANY_ROWS", lambda: read_table(csv, name="r.csv",
-                                                                          options=lim.read_options())).message
+                                                                          options=ReadOptions.from_limits(lim))).message
     wide = b"a,b,c\n1,2,3\n"
     assert "AUDIT_MAX_COLUMNS" in raises("TOO_MANY_COLUMNS", lambda: read_table(wide, name="w.csv",
-                                                                               options=lim.read_options())).message
+                                                                               options=ReadOptions.from_limits(lim))).message
     big = b"a\n" + b"1\n" * 2000
     assert "AUDIT_MAX_UPLOAD_MB" in raises("FILE_TOO_LARGE", lambda: read_table(big, name="b.csv",
-                                                                               options=lim.read_options())).message
+                                                                               options=ReadOptions.from_limits(lim))).message
 
 
 def test_upload_options_read_limits(monkeypatch):
@@ -94,7 +94,7 @@ def test_upload_options_read_limits(monkeypatch):
 
 
 def test_config_files_read_limits(tmp_path, monkeypatch):
-    from audit_core.config import load_config, load_data
+    from audit_core.runs.config import load_config, load_data
 
     (tmp_path / "t.csv").write_text("a,b,y\n1,2,0\n3,4,1\n5,6,0\n")
     cfg = tmp_path / "c.yaml"
@@ -113,7 +113,7 @@ def test_config_files_read_limits(tmp_path, monkeypatch):
 def test_very_wide_table_is_refused_by_the_default_cap():
     header = ",".join(f"c{i}" for i in range(20_000)).encode()
     data = header + b"\n" + b",".join(b"1" for _ in range(20_000)) + b"\n"
-    err = raises("TOO_MANY_COLUMNS", lambda: read_table(data, name="wide.csv", options=DEFAULT.read_options()))
+    err = raises("TOO_MANY_COLUMNS", lambda: read_table(data, name="wide.csv", options=ReadOptions.from_limits(DEFAULT)))
     assert "20,000" in err.message and "AUDIT_MAX_COLUMNS" in err.message
 
 
@@ -136,7 +136,7 @@ def test_encodings_and_boms(data, encoding):
 
 def test_wrong_declared_encoding_is_declared():
     raises("BAD_ENCODING", lambda: read_table("a\n€\n".encode("utf-16"), name="x.csv",
-                                              options=DEFAULT.read_options(encoding="ascii")))
+                                              options=ReadOptions.from_limits(DEFAULT, encoding="ascii")))
 
 
 def test_ragged_rows():
@@ -166,7 +166,7 @@ def test_html_column_names_are_kept_verbatim():
 def test_inf_is_declared_or_missing():
     data = b"a,b\n1,inf\n2,3\n"
     raises("INF_VALUES", lambda: read_table(data, name="i.csv"))
-    t = read_table(data, name="i.csv", options=DEFAULT.read_options(inf_as_missing=True))
+    t = read_table(data, name="i.csv", options=ReadOptions.from_limits(DEFAULT, inf_as_missing=True))
     assert t.frame["b"].isna().tolist() == [True, False]
 
 
@@ -176,7 +176,7 @@ def test_xlsx_zip_bomb_refused_before_expansion():
         zf.writestr("xl/worksheets/sheet1.xml", b"0" * 30_000_000)
     data = buf.getvalue()
     lim = Limits.from_env({"AUDIT_MAX_EXPANSION_MB": "10"})
-    err = raises("DECOMPRESSION_CAP", lambda: read_table(data, name="bomb.xlsx", options=lim.read_options()))
+    err = raises("DECOMPRESSION_CAP", lambda: read_table(data, name="bomb.xlsx", options=ReadOptions.from_limits(lim)))
     assert len(data) < 100_000 and "AUDIT_MAX_EXPANSION_MB" in err.message
 
 
@@ -186,7 +186,7 @@ def test_parquet_bomb_refused_before_expansion():
     table = pa.table({"z": pa.array(np.zeros(2_000_000))})
     data = parquet_bytes(table)
     lim = Limits.from_env({"AUDIT_MAX_EXPANSION_MB": "5"})
-    err = raises("DECOMPRESSION_CAP", lambda: read_table(data, name="bomb.parquet", options=lim.read_options()))
+    err = raises("DECOMPRESSION_CAP", lambda: read_table(data, name="bomb.parquet", options=ReadOptions.from_limits(lim)))
     assert "AUDIT_MAX_EXPANSION_MB" in err.message
 
 
@@ -226,7 +226,7 @@ def test_target_with_nan_is_declared():
 
 
 def test_inf_feature_is_declared_when_checked():
-    from audit_core.intake import check_table
+    from audit_core.data.intake import check_table
 
     frame = pd.DataFrame({"x": [1.0, np.inf] * 20, "y": [0, 1] * 20})
     raises("INF_VALUES", lambda: check_table(frame))

@@ -11,7 +11,7 @@ import ast
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-SCANNED = ["app.py", "audit_core", "components", "pages", "benchmarks"]
+SCANNED = ["app.py", "audit_core", "components", "audit_cli", "pages", "benchmarks"]
 
 #: Calls refused outright: (module, attribute) or builtin name.
 BANNED_ATTR = {

@@ -1,4 +1,4 @@
-"""Tests for audit_core.intake: formats, detection, and every declared refusal."""
+"""Tests for audit_core.data.intake: formats, detection, and every declared refusal."""
 from __future__ import annotations
 
 import io
@@ -8,8 +8,8 @@ import pandas as pd
 import pyarrow as pa
 import pytest
 
+from audit_core.data.intake import LoadedTable, ReadOptions, check_table, read_path, read_table
 from audit_core.errors import MESSAGES, AuditInputError
-from audit_core.intake import LoadedTable, ReadOptions, check_table, read_path, read_table
 from toy_data import excel_bytes, parquet_bytes, zip_bomb_bytes
 
 INTAKE_CODES = {

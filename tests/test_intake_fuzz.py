@@ -21,8 +21,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from audit_core.data.intake import LoadedTable, ReadOptions, check_table, read_table
 from audit_core.errors import MESSAGES, AuditInputError
-from audit_core.intake import LoadedTable, ReadOptions, check_table, read_table
 
 N_BYTES, N_CSV, N_FRAME_CSV, N_FRAME_PARQUET, N_FRAME_EXCEL, N_CHECK = 60, 120, 50, 50, 25, 40
 TOTAL_CASES = N_BYTES + N_CSV + N_FRAME_CSV + N_FRAME_PARQUET + N_FRAME_EXCEL + N_CHECK
@@ -44,7 +44,7 @@ def test_budget_is_at_least_300():
 
 def _dataset_property(table: LoadedTable) -> None:
     """A loaded table through build_dataset with a class target on its first column."""
-    from audit_core.dataset import AuditDataset, DatasetConfig, build_dataset
+    from audit_core.data.dataset import AuditDataset, DatasetConfig, build_dataset
 
     frame = table.frame
     col = frame.columns[0]

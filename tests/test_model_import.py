@@ -1,4 +1,4 @@
-"""Tests for audit_core.model_import: safe formats only, nothing unpickled."""
+"""Tests for audit_core.models.importing: safe formats only, nothing unpickled."""
 from __future__ import annotations
 
 import pickle
@@ -15,7 +15,7 @@ from sklearn.pipeline import Pipeline, make_pipeline
 from sklearn.preprocessing import FunctionTransformer, OneHotEncoder, StandardScaler
 
 from audit_core.errors import MESSAGES, AuditInputError
-from audit_core.model_import import REVIEWED_TYPES, import_model, load_lightgbm_text, load_skops
+from audit_core.models.importing import REVIEWED_TYPES, import_model, load_lightgbm_text, load_skops
 
 IMPORT_CODES = {
     "IMPORT_UNTRUSTED_TYPES",

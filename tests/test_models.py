@@ -1,4 +1,4 @@
-"""Tests for audit_core.models: the zoo and the FittedModel adapter."""
+"""Tests for audit_core.models.zoo: the zoo and the FittedModel adapter."""
 from __future__ import annotations
 
 import numpy as np
@@ -6,7 +6,7 @@ import pandas as pd
 import pytest
 
 from audit_core.errors import MESSAGES, AuditInputError
-from audit_core.models import ZOO, FittedModel, ModelSpec, make_estimator, train_model
+from audit_core.models.zoo import ZOO, FittedModel, ModelSpec, make_estimator, train_model
 
 KINDS = ["logistic_regression", "lightgbm", "random_forest", "hist_gradient_boosting", "mlp"]
 

@@ -6,8 +6,8 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from audit_core.registry import RunRegistry
-from audit_core.samples import load_sample
+from audit_core.data.samples import load_sample
+from audit_core.runs.registry import RunRegistry
 
 from fragility_data import loan_workspace
 

@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from audit_core.registry import RunRegistry
+from audit_core.runs.registry import RunRegistry
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGE = "pages/receipts.py"
@@ -50,7 +50,7 @@ def test_page_runs_and_executes_the_example_cube(registry_path: Path) -> None:
 
 
 def test_every_example_executes(registry_path: Path) -> None:
-    from components.receipts_widgets import EXAMPLES
+    from components.widgets.receipts import EXAMPLES
 
     at = _page()
     for name in EXAMPLES:

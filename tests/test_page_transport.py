@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from audit_core.registry import RunRegistry
+from audit_core.runs.registry import RunRegistry
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -24,7 +24,7 @@ def _app() -> AppTest:
 
 
 def test_without_data_points_to_data_groups(registry_path, monkeypatch):
-    import components.data_widgets as dw
+    import components.widgets.data as dw
 
     at = _app()
     at.session_state["table"] = None
@@ -37,9 +37,9 @@ def test_without_data_points_to_data_groups(registry_path, monkeypatch):
 
 
 def _preset(at: AppTest) -> None:
-    from components.data_widgets import _column_table
+    from components.widgets.data import _column_table
     from components.state import Keys, sample_table
-    from audit_core.samples import SAMPLES
+    from audit_core.data.samples import SAMPLES
 
     info = SAMPLES["loan_synthetic"]
     table = sample_table("loan_synthetic")
@@ -99,10 +99,10 @@ def test_page_smoke_through_app(registry_path):
 def test_figure_builders_return_figures():
     import plotly.graph_objects as go
 
-    from audit_core.dataset import DatasetConfig, build_dataset
-    from audit_core.samples import load_sample
+    from audit_core.data.dataset import DatasetConfig, build_dataset
+    from audit_core.data.samples import load_sample
     from audit_core.transport import TransportConfig, run_transport
-    from components import transport_figures as tf
+    from components.figures import transport as tf
 
     frame, info = load_sample("loan_synthetic")
     ds = build_dataset(frame, DatasetConfig(name="loan", targets=info.target_definitions[:2], domain_column="year",
@@ -132,10 +132,10 @@ def test_figure_builders_return_figures():
 
 
 def test_report_figures_from_saved_run(tmp_path):
-    from audit_core.dataset import DatasetConfig, build_dataset
-    from audit_core.samples import load_sample
+    from audit_core.data.dataset import DatasetConfig, build_dataset
+    from audit_core.data.samples import load_sample
     from audit_core.transport import TransportConfig, run_transport
-    from components.transport_figures import transport_report_figures
+    from components.figures.transport import transport_report_figures
 
     frame, info = load_sample("loan_synthetic")
     ds = build_dataset(frame, DatasetConfig(name="loan", targets=info.target_definitions[:1], domain_column="year",

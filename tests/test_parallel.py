@@ -5,8 +5,8 @@ import numpy as np
 import pytest
 
 from audit_core.errors import AuditInputError
-from audit_core.jobs import BootstrapChunk, auroc, bootstrap_auroc_job, chunk_seeds
-from audit_core.parallel import local_cluster, map_batches
+from audit_core.models.audit import BootstrapChunk, auroc, bootstrap_auroc_job, chunk_seeds
+from audit_core.runs.parallel import local_cluster, map_batches
 
 
 def _items(n_chunks: int = 6) -> list[BootstrapChunk]:
@@ -99,8 +99,8 @@ def test_model_audit_tables_identical_on_every_backend(cluster, tmp_path) -> Non
     """The whole model audit (bootstrap + refits by seed) gives the same tables everywhere."""
     import pandas as pd
 
-    from audit_core.audits import ExecutionOptions
-    from audit_core.registry import RunRegistry
+    from audit_core.runs.plugin import ExecutionOptions
+    from audit_core.runs.registry import RunRegistry
     from tests.runs_data import save_model_run
 
     reg = RunRegistry(tmp_path / "r.sqlite3")

@@ -1,12 +1,11 @@
-"""Tests for audit_core.preprocess and audit_core.groups on hand-computed toys."""
+"""Tests for audit_core.data.preprocess and audit_core.data.groups on hand-computed toys."""
 from __future__ import annotations
 
 import numpy as np
 import pandas as pd
 import pytest
 
-from audit_core.errors import MESSAGES, AuditInputError
-from audit_core.groups import (
+from audit_core.data.groups import (
     GroupRule,
     Grouping,
     apply_group_rules,
@@ -14,7 +13,8 @@ from audit_core.groups import (
     parse_group_csv,
     raw_origin_grouping,
 )
-from audit_core.preprocess import ORIGIN_COLUMNS, feature_origins, make_preprocessor
+from audit_core.data.preprocess import ORIGIN_COLUMNS, feature_origins, make_preprocessor
+from audit_core.errors import MESSAGES, AuditInputError
 from toy_data import PRE_TOY, PRE_TOY_EXPECTED, PRE_TOY_FEATURES, PRE_TOY_RAW, SQRT2
 
 

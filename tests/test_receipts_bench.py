@@ -11,9 +11,7 @@ from audit_core.receipts import (
     Gold,
     Prediction,
     account,
-    compare_gate,
     control_consistency,
-    extract_gate_grounds,
     generate_benchmark,
     gold_from_benchmark,
     pair_relation_holds,
@@ -21,7 +19,8 @@ from audit_core.receipts import (
     reason_debt,
     reason_debt_grid,
 )
-from audit_core.registry import RunRegistry
+from audit_core.runs.gate import compare_gate, extract_gate_grounds
+from audit_core.runs.registry import RunRegistry
 
 F = frozenset
 

@@ -7,15 +7,9 @@ import pytest
 
 from audit_core.errors import MESSAGES, AuditInputError
 from audit_core.receipts.adjudicate import REFER, adjudicate
-from audit_core.receipts.cube import (
-    execute_state_cube,
-    format_family,
-    hybrid_state,
-    inverse_receipt,
-    parse_family,
-    state_sources,
-)
+from audit_core.receipts.cube import format_family, inverse_receipt, parse_family
 from audit_core.receipts.state import dump_state, load_state, state_from_dict
+from audit_core.receipts.state_cube import execute_state_cube, hybrid_state, state_sources
 
 
 def policy(*, amount=8000, role="clerk", rule="amount > 10000", then="deny", authority="true",

@@ -1,4 +1,4 @@
-"""Tests for :mod:`audit_core.registry`.
+"""Tests for :mod:`audit_core.runs.registry`.
 
 This file doubles as the worker script of the multi-process test:
 ``python tests/test_registry.py worker <db> <worker> <n> <ready> <go>``.
@@ -26,9 +26,9 @@ REPO = Path(__file__).resolve().parents[1]
 if str(REPO) not in sys.path:  # when run as a worker script
     sys.path.insert(0, str(REPO))
 
-from audit_core import registry as reg  # noqa: E402
 from audit_core.errors import AuditInputError  # noqa: E402
-from audit_core.registry import RunRecord, RunRegistry, default_registry_path  # noqa: E402
+from audit_core.runs import registry as reg  # noqa: E402
+from audit_core.runs.registry import RunRecord, RunRegistry, default_registry_path  # noqa: E402
 
 
 # ---------------------------------------------------------------------------
@@ -468,7 +468,7 @@ def test_survives_restart_in_another_process(tmp_path: Path) -> None:
     # A fresh interpreter; also checks the module stays free of UI imports.
     script = (
         "import sys, json\n"
-        "from audit_core.registry import RunRegistry\n"
+        "from audit_core.runs.registry import RunRegistry\n"
         f"rec = RunRegistry({str(path)!r}).load({run_id!r})\n"
         "assert 'streamlit' not in sys.modules and 'plotly' not in sys.modules\n"
         "print(json.dumps({'status': rec.status, 'config': rec.config,\n"
@@ -499,104 +499,6 @@ def test_recreated_after_file_removed(tmp_path: Path) -> None:
     assert r.list_runs().empty
     save_sample(r)
     assert len(r.list_runs()) == 1
-
-
-# ---------------------------------------------------------------------------
-# Files that are not ours are refused and left untouched
-# ---------------------------------------------------------------------------
-def _assert_refused(path: Path, code: str) -> AuditInputError:
-    before = path.read_bytes()
-    others = sidecars(path)
-    with pytest.raises(AuditInputError) as err:
-        RunRegistry(path)
-    assert err.value.code == code
-    assert str(path) in str(err.value)
-    assert "AUDIT_REGISTRY_PATH" in str(err.value)
-    assert path.read_bytes() == before
-    assert sidecars(path) == others
-    return err.value
-
-
-def test_corrupt_file_is_refused_untouched(tmp_path: Path) -> None:
-    path = tmp_path / "reg.sqlite3"
-    path.write_bytes(np.random.default_rng(0).bytes(8192))
-    err = _assert_refused(path, "REGISTRY_CORRUPT")
-    assert str(err) == (
-        f"The run registry at {path} is not a readable registry database "
-        "(file is not a database). Set the environment variable "
-        "AUDIT_REGISTRY_PATH to a new file (e.g. ~/.reliability_audit/"
-        "registry-2.sqlite3) to start a fresh registry; the existing file was "
-        "left untouched."
-    )
-
-
-def test_text_file_is_refused_untouched(tmp_path: Path) -> None:
-    path = tmp_path / "notes.sqlite3"
-    path.write_text("these are my notes, not a database\n" * 20)
-    _assert_refused(path, "REGISTRY_CORRUPT")
-
-
-def test_foreign_sqlite_db_is_refused_untouched(tmp_path: Path) -> None:
-    path = tmp_path / "other.db"
-    con = sqlite3.connect(path)
-    con.execute("CREATE TABLE customers (id INTEGER PRIMARY KEY, name TEXT)")
-    con.execute("INSERT INTO customers (name) VALUES ('ada')")
-    con.commit()
-    con.close()
-    err = _assert_refused(path, "REGISTRY_FOREIGN")
-    assert str(err).startswith(
-        f"The file {path} is an SQLite database of another application, not a "
-        "reliability-audit run registry."
-    )
-
-
-def test_db_with_other_application_id_is_refused(tmp_path: Path) -> None:
-    path = tmp_path / "other.db"
-    con = sqlite3.connect(path)
-    con.execute("PRAGMA application_id = 12345")
-    con.execute("CREATE TABLE t (x)")
-    con.commit()
-    con.close()
-    _assert_refused(path, "REGISTRY_FOREIGN")
-
-
-def test_newer_schema_is_refused_untouched(tmp_path: Path) -> None:
-    path = tmp_path / "reg.sqlite3"
-    save_sample(RunRegistry(path))
-    con = sqlite3.connect(path)
-    con.execute("UPDATE meta SET value = '2' WHERE key = 'schema_version'")
-    con.commit()
-    con.close()
-    err = _assert_refused(path, "REGISTRY_NEWER_SCHEMA")
-    assert "uses schema version 2" in str(err)
-    assert "only understands version 1" in str(err)
-
-
-def test_zero_byte_file_is_initialised(tmp_path: Path) -> None:
-    path = tmp_path / "reg.sqlite3"
-    path.touch()
-    save_sample(RunRegistry(path))
-    assert raw_counts(path)["runs"] == 1
-
-
-def test_unopenable_path_is_declared(tmp_path: Path) -> None:
-    folder = tmp_path / "a_folder"
-    folder.mkdir()
-    with pytest.raises(AuditInputError) as err:
-        RunRegistry(folder)
-    assert err.value.code == "REGISTRY_UNAVAILABLE"
-    assert str(folder) in str(err.value) and "AUDIT_REGISTRY_PATH" in str(err.value)
-
-
-def test_file_metadata(registry: RunRegistry) -> None:
-    con = sqlite3.connect(registry.path)
-    try:
-        assert con.execute("PRAGMA application_id").fetchone()[0] == reg.APPLICATION_ID
-        assert con.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
-        meta = dict(con.execute("SELECT key, value FROM meta"))
-        assert meta["schema_version"] == "1"
-    finally:
-        con.close()
 
 
 # ---------------------------------------------------------------------------

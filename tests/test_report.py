@@ -6,9 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from audit_core.registry import RunRegistry
+from audit_core.runs.registry import RunRegistry
 from components.report import REPORT_FIGURES, figures_for, render_report, write_report
-
 from tests.browser import browser_page
 from tests.runs_data import save_custom_run, save_fragility_run, save_model_run
 

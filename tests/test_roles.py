@@ -1,12 +1,12 @@
-"""Tests for audit_core.roles: hand-checked inference and overrides."""
+"""Tests for audit_core.data.roles: hand-checked inference and overrides."""
 from __future__ import annotations
 
 import numpy as np
 import pandas as pd
 import pytest
 
+from audit_core.data.roles import FEATURE_ROLES, ROLES, apply_role_overrides, infer_role, infer_roles
 from audit_core.errors import MESSAGES, AuditInputError
-from audit_core.roles import FEATURE_ROLES, ROLES, apply_role_overrides, infer_role, infer_roles
 
 N = 30  # > 20 rows, so "one value per row" can mean identifier
 

@@ -6,9 +6,8 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from audit_core.bundle import export_bundle
-from audit_core.registry import RunRegistry
-
+from audit_core.runs.bundle import export_bundle
+from audit_core.runs.registry import RunRegistry
 from tests.runs_data import save_custom_run, save_model_run
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -48,7 +47,7 @@ def test_open_compare_and_delete(reg: RunRegistry, monkeypatch: pytest.MonkeyPat
     b = save_custom_run(reg, verdicts=("pass", "pass", "fail"))
 
     # Opening a run must not recompute anything.
-    import audit_core.audits as audits
+    import audit_core.runs.execute as audits
 
     monkeypatch.setattr(audits, "run_config", lambda *a, **k: pytest.fail("recomputed"))
     at = _runs_page()
@@ -88,7 +87,7 @@ def test_import_bundle_errors_are_messages(reg: RunRegistry, tmp_path: Path) -> 
     data = export_bundle(other.load(run_id))
     save_custom_run(reg)
     at = _runs_page()
-    from audit_core.bundle import import_bundle
+    from audit_core.runs.bundle import import_bundle
 
     # The uploader cannot be driven by AppTest; the button calls this same function.
     assert import_bundle(reg, data) == run_id

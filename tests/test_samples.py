@@ -1,4 +1,4 @@
-"""Tests for audit_core.samples: the loan generator, the catalogue, the files."""
+"""Tests for audit_core.data.samples: the loan generator, the catalogue, the files."""
 from __future__ import annotations
 
 import dataclasses
@@ -18,8 +18,8 @@ from sklearn.metrics import log_loss, roc_auc_score
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import OneHotEncoder, StandardScaler
 
-from audit_core import samples as S
-from audit_core.samples import (
+from audit_core.data import samples as S
+from audit_core.data.samples import (
     LOAN_COLUMNS,
     SAMPLES,
     SampleInfo,
@@ -103,7 +103,7 @@ def test_different_seed_different_frame():
 
 
 def test_regenerated_csv_is_byte_identical_to_shipped(tmp_path):
-    assert SHIPPED.is_file(), "run `python -m audit_core.samples` to create the file"
+    assert SHIPPED.is_file(), "run `python -m audit_core.data.samples` to create the file"
     written = write_samples(tmp_path)
     assert written == [tmp_path / "loan_synthetic.csv"]
     assert written[0].read_bytes() == SHIPPED.read_bytes()
@@ -139,7 +139,7 @@ def test_load_sample_generates_missing_file(tmp_path, monkeypatch):
 
 def test_module_main_regenerates(tmp_path):
     proc = subprocess.run(
-        [sys.executable, "-m", "audit_core.samples", str(tmp_path)],
+        [sys.executable, "-m", "audit_core.data.samples", str(tmp_path)],
         cwd=REPO,
         capture_output=True,
         text=True,
@@ -151,7 +151,7 @@ def test_module_main_regenerates(tmp_path):
 
 def test_module_is_pure():
     code = (
-        "import sys, audit_core.samples as s; s.make_loan_sample(n_source=5, n_target=5); "
+        "import sys, audit_core.data.samples as s; s.make_loan_sample(n_source=5, n_target=5); "
         "s.load_breast_cancer_sample(); "
         "bad = [m for m in ('streamlit', 'plotly') if m in sys.modules]; "
         "assert not bad, bad"

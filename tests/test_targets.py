@@ -7,16 +7,16 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from audit_core.errors import AuditInputError
-from audit_core.targets import (
+from audit_core.data.eligibility import EligibilityFilter
+from audit_core.data.targets import (
     MAX_CLASSES,
     ClassTarget,
-    EligibilityFilter,
     ExpressionTarget,
     ThresholdTarget,
     apply_targets,
     target_from_dict,
 )
+from audit_core.errors import AuditInputError
 
 
 @pytest.fixture

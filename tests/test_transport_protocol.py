@@ -8,10 +8,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from audit_core.dataset import DatasetConfig, build_dataset
+from audit_core.data.dataset import DatasetConfig, build_dataset
+from audit_core.data.samples import load_sample
 from audit_core.errors import MESSAGES, AuditInputError
-from audit_core.registry import RunRegistry
-from audit_core.samples import load_sample
+from audit_core.runs.registry import RunRegistry
 from audit_core.transport import RESULT_COLUMNS, STAGES, TransportAudit, TransportConfig, run_transport
 from audit_core.transport.splits import PARTITIONS
 
@@ -227,9 +227,9 @@ def test_single_domain_mode_for_degradation_studies(loan):
 def test_cli_runner_saves_transport_run(tmp_path):
     import yaml
 
-    import audit_core.transport.runner  # noqa: F401  (registers the "transport" audit)
-    from audit_core.audits import run_config
-    from audit_core.config import parse_config
+    import audit_core.runs.plugins.transport  # noqa: F401  (registers the "transport" audit)
+    from audit_core.runs.execute import run_config
+    from audit_core.runs.config import parse_config
 
     root = __import__("pathlib").Path(__file__).resolve().parents[1]
     raw = yaml.safe_load((root / "docs" / "examples" / "real_heart.yaml").read_text())

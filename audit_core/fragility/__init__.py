@@ -10,10 +10,11 @@ Pure library: imports neither streamlit nor plotly. Public surface:
 * brittle-case evaluation, baseline sensitivity, temperature, and the
   optional FR-ResMLP (``audit_core.fragility.neural``, needs torch).
 """
-from .certificate import Certificate, CertificateBatch, Protocol, VerificationReport, verify
+from .certificate import Certificate, CertificateBatch, Protocol
 from .engine import FragilityConfig, as_predict, certify, column_scale
 from .operators import FAMILIES, STOCHASTIC, degrade, draw_uniforms, group_mask, remove
 from .search import SearchResult, SearchSummary, beam_min_flip, compare_search, exact_min_flip
+from .verify import VerificationReport, verify
 
 __all__ = [
     "FAMILIES",

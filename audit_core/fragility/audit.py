@@ -1,4 +1,4 @@
-"""The whole Fragility audit of a workspace in one call, and saving it as a run.
+"""The whole Fragility audit of a workspace in one call, and the tables a run of it stores.
 
 :func:`run_fragility_audit` certifies a seeded sample of held-out cases and
 runs the brittle-case evaluation, search comparison, temperature and
@@ -13,10 +13,13 @@ from typing import Any, Callable, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from ..baseline import BASELINE_KINDS, compute_baseline
-from ..groups import grouping_from_raw_map
-from ..models import FittedModel, ModelSpec, train_model
-from ..probs import confidence_scores
+from audit_core.data.baseline import BASELINE_KINDS, compute_baseline
+from audit_core.data.groups import Grouping, grouping_from_raw_map
+from audit_core.models.manifest import workspace_manifest
+from audit_core.models.probs import confidence_scores
+from audit_core.models.training import Workspace, holdout_metrics
+from audit_core.models.zoo import FittedModel, ModelSpec, train_model
+
 from .certificate import CertificateBatch
 from .engine import FragilityConfig, certify, column_scale
 from .evaluation import (
@@ -35,11 +38,9 @@ __all__ = [
     "AuditOptions",
     "FragilityAudit",
     "run_fragility_audit",
-    "save_fragility_run",
     "fragility_run_parts",
     "compare_models",
     "baseline_sensitivity",
-    "runs_overview",
 ]
 
 
@@ -124,7 +125,7 @@ def _stage(progress, lo: float, hi: float):
 
 
 def baseline_sensitivity(
-    model: Any, X: np.ndarray, X_train: np.ndarray, *, grouping, config: FragilityConfig,
+    model: Any, X: np.ndarray, X_train: np.ndarray, *, grouping: Grouping, config: FragilityConfig,
     brittle: np.ndarray | None = None, kinds: Sequence[str] = BASELINE_KINDS,
 ) -> pd.DataFrame:
     """The same certificates under each baseline kind.
@@ -156,7 +157,7 @@ def baseline_sensitivity(
 
 
 def run_fragility_audit(
-    ws: Any,
+    ws: Workspace,
     *,
     options: AuditOptions = AuditOptions(),
     progress: Callable[[float, str], None] | None = None,
@@ -291,11 +292,11 @@ def run_fragility_audit(
                           search=search, temperature=temp, baseline=base, options=options, notes=tuple(notes))
 
 
-def fragility_run_parts(ws: Any, audit: FragilityAudit) -> dict[str, Any]:
+def fragility_run_parts(ws: Workspace, audit: FragilityAudit) -> dict[str, Any]:
     """The run config, tables and manifest of a fragility audit, as stored in the registry.
 
-    Shared by :func:`save_fragility_run` (the app) and the CLI runner
-    (:mod:`audit_core.fragility.runner`), so both write the same tables:
+    Shared by :func:`audit_core.runs.save.save_fragility_run` (the app) and the CLI runner
+    (:mod:`audit_core.runs.plugins.fragility`), so both write the same tables:
     ``summary``, ``auroc``, ``incremental``, ``search``, ``delta``, the
     workspace's held-out ``metrics`` (a gate ground) and, when computed,
     ``temperature`` and ``baseline_sensitivity``.
@@ -304,8 +305,6 @@ def fragility_run_parts(ws: Any, audit: FragilityAudit) -> dict[str, Any]:
     -------
     dict with keys ``config``, ``tables``, ``manifest``.
     """
-    from ..runs import workspace_manifest
-
     proto = audit.batch.protocol
     config = {
         "options": audit.options.to_dict(),
@@ -324,21 +323,8 @@ def fragility_run_parts(ws: Any, audit: FragilityAudit) -> dict[str, Any]:
     return {"config": config, "tables": tables, "manifest": manifest}
 
 
-def save_fragility_run(registry: Any, ws: Any, audit: FragilityAudit) -> str:
-    """Save an audit as an ``audit_kind="fragility"`` run and return its id."""
-    parts = fragility_run_parts(ws, audit)
-    return registry.save(
-        audit_kind="fragility",
-        dataset_name=ws.dataset.config.name,
-        dataset_fingerprint=ws.dataset.fingerprint,
-        grouping_hash=audit.batch.protocol.grouping_hash,
-        model_spec=dict(ws.model.spec),
-        **parts,
-    )
-
-
 def compare_models(
-    ws: Any, kinds: Sequence[str], *, audit: FragilityAudit, seed: int = 0,
+    ws: Workspace, kinds: Sequence[str], *, audit: FragilityAudit, seed: int = 0,
 ) -> tuple[pd.DataFrame, dict[str, tuple[FittedModel, CertificateBatch]]]:
     """Train zoo models on the workspace's split and certify the audited cases under each.
 
@@ -350,8 +336,6 @@ def compare_models(
         ``most stable`` model (lowest mean RCMA).
     batches : dict model kind -> (FittedModel, CertificateBatch)
     """
-    from ..training import holdout_metrics
-
     ds = ws.dataset
     keys = audit.batch.keys
     pos = pd.Index(np.asarray(ds.keys)).get_indexer(keys)
@@ -384,30 +368,3 @@ def compare_models(
     j = table["mean_rcma"].idxmin()
     table.loc[j, "role"] = (table.loc[j, "role"] + " & most stable").strip(" &") if table.loc[j, "role"] else "most stable"
     return table, out
-
-
-def runs_overview(records: Sequence[Any], *, confident: float = 0.8) -> pd.DataFrame:
-    """Dataset × model summary over saved fragility runs (for the heatmap).
-
-    Parameters
-    ----------
-    records : sequence of RunRecord
-        Fragility runs with a ``summary`` table.
-    confident : float
-        ``p̂`` threshold of the confident stratum.
-
-    Returns
-    -------
-    DataFrame ``run_id, dataset, model, n_cases, mean_fds, mean_rcma, share_brittle_confident``.
-    """
-    rows = []
-    for r in records:
-        s = r.tables.get("summary")
-        if s is None or not len(s):
-            continue
-        conf = s[s["p_hat"] >= confident]
-        share = float(conf["donor_any"].mean()) if "donor_any" in s and len(conf) else float("nan")
-        rows.append(dict(run_id=r.run_id, dataset=r.dataset_name, model=str(r.model_spec.get("kind", "?")),
-                         n_cases=int(len(s)), mean_fds=float(s["fds"].mean()), mean_rcma=float(s["rcma"].mean()),
-                         share_brittle_confident=share))
-    return pd.DataFrame(rows, columns=["run_id", "dataset", "model", "n_cases", "mean_fds", "mean_rcma", "share_brittle_confident"])

@@ -3,7 +3,7 @@
 A :class:`Certificate` carries its full :class:`Protocol` (grouping hash and
 group columns, baseline kind *and values*, column scales, ``K``, path mode,
 operator families, severity grid, draws and seed, FDS weights), so
-:func:`audit_core.fragility.verify` can recompute it from the model and the
+:func:`audit_core.fragility.verify.verify` can recompute it from the model and the
 case alone. :class:`CertificateBatch` holds the same quantities as arrays for
 many cases and hands out certificates on demand.
 """
@@ -16,9 +16,9 @@ from typing import Any, Mapping
 import numpy as np
 import pandas as pd
 
-from ..errors import fail, register_messages
+from audit_core.errors import fail, register_messages
 
-__all__ = ["Protocol", "Certificate", "CertificateBatch", "VerificationReport", "verify"]
+__all__ = ["Protocol", "Certificate", "CertificateBatch"]
 
 register_messages(
     {
@@ -361,91 +361,3 @@ class CertificateBatch:
     def delta_frame(self) -> pd.DataFrame:
         """Case × group matrix of ``Δ_g`` (index: key, columns: group names)."""
         return pd.DataFrame(self.delta, index=pd.Index(self.keys, name="key"), columns=list(self.protocol.group_names))
-
-
-@dataclass(frozen=True)
-class VerificationReport:
-    """Result of :func:`verify`: ``ok`` and the fields that differ."""
-
-    ok: bool
-    mismatches: tuple[tuple[str, Any, Any], ...] = ()
-
-    def to_frame(self) -> pd.DataFrame:
-        return pd.DataFrame(list(self.mismatches), columns=["field", "certificate", "recomputed"])
-
-
-register_messages(
-    {
-        "FR_VERIFY_GROUPING": (
-            "The grouping passed to verify has hash {given}, but the certificate was made under {recorded}."
-        ),
-        "FR_VERIFY_RANDOM": "Certificates on the random-order ablation path cannot be verified (their order is not a function of the case).",
-        "FR_VERIFY_SHAPE": "The case has {n_columns} transformed columns but the certificate's protocol has {n_features}.",
-    }
-)
-
-
-def _compare(name: str, a: Any, b: Any, rtol: float, atol: float, out: list) -> None:
-    if isinstance(a, Mapping):
-        for k in sorted(set(a) | set(b)):
-            _compare(f"{name}.{k}", a.get(k), b.get(k), rtol, atol, out)
-        return
-    if a is None or b is None:
-        if not (a is None and b is None):
-            out.append((name, a, b))
-        return
-    x, y = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
-    if x.shape != y.shape or not np.allclose(x, y, rtol=rtol, atol=atol, equal_nan=True):
-        out.append((name, _plain(a), _plain(b)))
-
-
-def verify(
-    certificate: Certificate,
-    model: Any,
-    x: Any,
-    *,
-    grouping: Any = None,
-    rtol: float = 1e-7,
-    atol: float = 1e-9,
-) -> VerificationReport:
-    """Recompute a certificate from the model and the case; report any mismatch.
-
-    Parameters
-    ----------
-    certificate : Certificate
-    model : FittedModel, estimator or callable
-        ``predict_proba`` on the transformed space.
-    x : ndarray of shape (n_features,) or one-row pandas.DataFrame
-        The case, transformed; a raw one-row frame is passed through
-        ``model.transform`` first.
-    grouping : Grouping, optional
-        When given, its hash must equal the protocol's.
-    rtol, atol : float
-        Tolerances on floating-point fields (integers must match exactly).
-
-    Returns
-    -------
-    VerificationReport
-    """
-    from .engine import certify_with_protocol
-
-    proto = certificate.protocol
-    if proto.path == "random":
-        raise fail("FR_VERIFY_RANDOM")
-    if grouping is not None and grouping.hash != proto.grouping_hash:
-        raise fail("FR_VERIFY_GROUPING", given=grouping.hash[:12], recorded=proto.grouping_hash[:12])
-    if isinstance(x, pd.DataFrame):
-        x = model.transform(x)
-    row = np.asarray(x, dtype=float).reshape(1, -1)
-    if row.shape[1] != len(proto.baseline):
-        raise fail("FR_VERIFY_SHAPE", n_columns=row.shape[1], n_features=len(proto.baseline))
-    batch = certify_with_protocol(model, row, proto, keys=np.array([certificate.key], dtype=object))
-    fresh = batch.certificate(0).to_dict()
-    mine = certificate.to_dict()
-    out: list = []
-    for name in ("y_hat", "k_star", "order", "path_groups", "path_labels"):
-        if mine[name] != fresh[name]:
-            out.append((name, mine[name], fresh[name]))
-    for name in ("p_hat", "m0", "delta", "path_margins", "rcma", "curves", "flip_rates", "lambda_star", "d_family", "d", "fds"):
-        _compare(name, mine[name], fresh[name], rtol, atol, out)
-    return VerificationReport(ok=not out, mismatches=tuple(out))

@@ -20,9 +20,10 @@ from typing import Any, Callable, Literal
 
 import numpy as np
 
-from ..errors import fail, register_messages
-from ..groups import Grouping
-from ..probs import clip_probs, margin_of, pseudo_logits
+from audit_core.data.groups import Grouping
+from audit_core.errors import fail, register_messages
+from audit_core.models.probs import clip_probs, margin_of, pseudo_logits
+
 from .certificate import CertificateBatch, Protocol
 from .operators import FAMILIES, STOCHASTIC, degrade, draw_uniforms, group_mask
 
@@ -272,7 +273,7 @@ def _context(model: Any, proto: Protocol, n_features: int, random_keys: np.ndarr
     )
 
 
-#: ``map_chunks(func, items, *, progress)``, e.g. :meth:`audit_core.audits.ExecutionOptions.map`.
+#: ``map_chunks(func, items, *, progress)``, e.g. :meth:`audit_core.runs.plugin.ExecutionOptions.map`.
 MapChunks = Callable[..., list]
 
 
@@ -404,7 +405,7 @@ def certify_with_protocol(
 ) -> CertificateBatch:
     """Certify under a frozen protocol (used by :func:`certify` and ``verify``).
 
-    With ``map_chunks`` (e.g. :meth:`audit_core.audits.ExecutionOptions.map`)
+    With ``map_chunks`` (e.g. :meth:`audit_core.runs.plugin.ExecutionOptions.map`)
     the chunks are :class:`CertificateChunk` items run by
     :func:`certify_chunk_job` wherever ``map_chunks`` sends them; every item
     carries the frozen protocol (hence its seed) and its slice of the

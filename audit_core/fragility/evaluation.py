@@ -39,7 +39,8 @@ import numpy as np
 import pandas as pd
 from scipy.stats import rankdata
 
-from ..probs import clip_probs, confidence_scores, margin_of, pseudo_logits
+from audit_core.models.probs import clip_probs, confidence_scores, margin_of, pseudo_logits
+
 from .certificate import CertificateBatch
 from .engine import as_predict
 from .operators import group_mask

@@ -23,7 +23,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..probs import clip_probs, margin_of, pseudo_logits
+from audit_core.models.probs import clip_probs, margin_of, pseudo_logits
+
 from .certificate import Protocol
 from .engine import as_predict
 from .operators import group_mask

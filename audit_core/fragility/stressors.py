@@ -25,8 +25,9 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from ..errors import fail, register_messages
-from ..probs import clip_probs
+from audit_core.errors import fail, register_messages
+from audit_core.models.probs import clip_probs
+
 from .engine import as_predict
 from .operators import group_mask
 

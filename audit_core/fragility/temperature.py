@@ -26,8 +26,8 @@ import pandas as pd
 from scipy.optimize import minimize_scalar
 from scipy.special import log_softmax
 
-from ..errors import fail, register_messages
-from ..probs import clip_probs, pseudo_logits
+from audit_core.errors import fail, register_messages
+from audit_core.models.probs import clip_probs, pseudo_logits
 
 __all__ = [
     "ece",

@@ -6,6 +6,9 @@ authority scopes) is judged by a deterministic adjudicator. For a revision
 *receipt* is the complete family of inclusion-minimal replacement sets that
 reproduce the new verdict. See ``docs/receipts.md``.
 
+The release gate, a Receipts evaluator over saved runs, stands on the run
+registry and lives with it: :mod:`audit_core.runs.gate`.
+
 This package is pure: it never imports streamlit or plotly.
 """
 from .accounting import (
@@ -16,16 +19,12 @@ from .adjudicate import REFER, Adjudication, RuleTrace, adjudicate
 from .baseline import BaselineReport, MajorityReceiptModel, TfidfReceiptModel, evaluate_baseline
 from .controls import CONTROLS, add_distractor, cube_controls, invert, pair_relation_holds, permute_sources
 from .cube import (
-    MAX_SOURCES, CubeResult, StateCube, execute_cube, execute_state_cube, format_family, hybrid_state,
-    inverse_receipt, minimal_sets_bruteforce, parse_family, state_sources,
-)
-from .gate import (
-    DEFAULT_GATE_SCOPE, DEFAULT_GATE_YAML, DEPLOYMENT_SCOPES, GROUND_SPECS, RELEASE, GateComparison, GateGrounds,
-    GateResult, GroundSpec, compare_gate, compare_runs, extract_gate_grounds, gate_state,
+    MAX_SOURCES, CubeResult, execute_cube, format_family, inverse_receipt, minimal_sets_bruteforce, parse_family,
 )
 from .generator import PARTS, BenchCase, Benchmark, BenchmarkConfig, generate_benchmark, serialise_case
 from .predictions import LineError, PredictionUpload, parse_predictions
 from .state import GROUND_TYPES, EvaluatorState, Ground, Norms, Rule, dump_state, load_state, state_from_dict
+from .state_cube import StateCube, execute_state_cube, hybrid_state, state_sources
 
 __all__ = [
     # state
@@ -44,8 +43,4 @@ __all__ = [
     "TfidfReceiptModel", "MajorityReceiptModel", "BaselineReport", "evaluate_baseline",
     # uploads
     "LineError", "PredictionUpload", "parse_predictions",
-    # release gate
-    "GroundSpec", "GROUND_SPECS", "DEFAULT_GATE_YAML", "DEPLOYMENT_SCOPES", "GateGrounds", "GateComparison",
-    "extract_gate_grounds", "gate_state", "compare_gate", "GateResult", "compare_runs", "RELEASE",
-    "DEFAULT_GATE_SCOPE",
 ]

@@ -35,6 +35,7 @@ import numpy as np
 import pandas as pd
 
 from .controls import pair_relation_holds
+from .generator import BenchCase
 
 __all__ = [
     "Gold",
@@ -307,7 +308,7 @@ def control_consistency(gold: Mapping[str, Gold], predictions: Iterable[Predicti
     return Consistency(rates, counts, tuple(viol))
 
 
-def gold_from_benchmark(cases: Iterable[Any]) -> dict[str, Gold]:
+def gold_from_benchmark(cases: Iterable[BenchCase]) -> dict[str, Gold]:
     """Gold for :class:`audit_core.receipts.generator.BenchCase` objects."""
     out = {}
     for c in cases:

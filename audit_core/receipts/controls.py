@@ -29,8 +29,9 @@ from typing import Any, Literal
 
 import pandas as pd
 
-from .cube import MAX_SOURCES, Family, StateCube, execute_state_cube, format_family, inverse_receipt, minimal_sets_bruteforce
+from .cube import MAX_SOURCES, Family, format_family, inverse_receipt, minimal_sets_bruteforce
 from .state import EvaluatorState, Ground, Norms, Rule
+from .state_cube import StateCube, execute_state_cube
 
 __all__ = ["CONTROLS", "permute_sources", "add_distractor", "invert", "pair_relation_holds", "cube_controls"]
 
@@ -136,7 +137,7 @@ def cube_controls(
     ----------
     old, new : EvaluatorState
     executed : StateCube
-        The revision's executed cube (:func:`~audit_core.receipts.cube.execute_state_cube`).
+        The revision's executed cube (:func:`~audit_core.receipts.state_cube.execute_state_cube`).
     granularity, missing, max_sources
         As used for ``executed``.
 

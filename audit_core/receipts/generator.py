@@ -48,9 +48,10 @@ from audit_core.errors import fail, register_messages
 from .adjudicate import Judge
 from .bench_metrics import balance_frame, difficulty_frame, family_type
 from .controls import add_distractor, permute_sources
-from .cube import CubeResult, _run_masks, execute_state_cube, format_family, inverse_receipt
+from .cube import CubeResult, _run_masks, format_family, inverse_receipt
 from .quota import GenerationStats, QuotaPlan, Resisted
 from .state import EvaluatorState, Ground, Norms, Rule, state_from_dict
+from .state_cube import execute_state_cube
 
 __all__ = ["BenchmarkConfig", "BenchCase", "Benchmark", "GenerationStats", "generate_benchmark", "serialise_case",
            "PARTS"]

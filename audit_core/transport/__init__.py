@@ -6,9 +6,11 @@ Public surface::
 
 See :mod:`audit_core.transport.protocol` for the staged runner.
 """
+from .columns import RESULT_COLUMNS
+from .config import TransportConfig
 from .conformal import calibrate, conformal_quantile, prediction_sets, set_report
 from .mappings import MAPPINGS, ProbabilityMapping, fit_mapping
-from .protocol import RESULT_COLUMNS, STAGES, TransportAudit, TransportConfig, run_transport
+from .protocol import STAGES, TransportAudit, run_transport
 from .results import TransportResult
 from .selective import aurc, excess_aurc, risk_selection_curve, selection_threshold, selective_stats
 from .splits import PARTITIONS, four_way_split

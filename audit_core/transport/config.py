@@ -8,10 +8,12 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from ..errors import fail
-from ..manifest import library_versions
-from ..models import ZOO
-from ..targets import target_from_dict
+from audit_core.data.dataset import AuditDataset
+from audit_core.data.targets import target_from_dict
+from audit_core.errors import fail
+from audit_core.models.manifest import library_versions
+from audit_core.models.zoo import ZOO
+
 from .mappings import MAPPINGS
 from .verdicts import DEFAULT_TOLERANCES, check_tolerances
 
@@ -47,7 +49,7 @@ class TransportConfig:
     Parameters
     ----------
     targets : tuple of dict
-        Target definitions (:func:`audit_core.targets.target_from_dict`
+        Target definitions (:func:`audit_core.data.targets.target_from_dict`
         format). The first is the primary estimand; others enter the
         target-definition stress.
     numeric, categorical : tuple of str
@@ -140,6 +142,8 @@ class TransportConfig:
                 v = self.strata_columns
             if isinstance(v, (str, bytes)) or not isinstance(v, (list, tuple)):
                 raise _bad(name, f"must be a list, got {type(v).__name__}")
+            if name in ("strata_columns", "subgroup_columns") and not all(isinstance(c, str) for c in v):
+                raise _bad(name, f"must be a list of column names, got {list(v)!r}"[:300])
             object.__setattr__(self, name, tuple(v))
         if not isinstance(self.tolerances, Mapping):
             raise _bad("tolerances", f"must be a mapping of metric to tolerance, got {type(self.tolerances).__name__}")
@@ -200,8 +204,8 @@ class TransportConfig:
         return out
 
     @classmethod
-    def from_dataset(cls, dataset, **options) -> "TransportConfig":
-        """Declaration from a checked :class:`~audit_core.dataset.AuditDataset`.
+    def from_dataset(cls, dataset: AuditDataset, **options) -> "TransportConfig":
+        """Declaration from a checked :class:`~audit_core.data.dataset.AuditDataset`.
 
         Targets, roles, eligibility, key, weight, domain, group and strata
         come from the dataset's config (the primary target first); ``options``

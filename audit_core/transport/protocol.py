@@ -31,18 +31,23 @@ from typing import Callable, Mapping
 import numpy as np
 import pandas as pd
 
-from ..dataset import frame_fingerprint
-from ..errors import fail, register_messages
-from ..models import ModelSpec, train_model
-from ..targets import EligibilityFilter, apply_targets
+from audit_core.data.dataset import frame_fingerprint
+from audit_core.data.eligibility import EligibilityFilter
+from audit_core.data.targets import apply_targets
+from audit_core.errors import fail, register_messages
+from audit_core.models.zoo import ModelSpec, train_model
+
+from . import stress as st
 from .bootstrap import percentile_interval, stratified_counts
+from .columns import RESULT_COLUMNS
+from .config import TransportConfig, _bad, _plain, _sha256_file, versions
 from .evaluation import bootstrap_spec, evaluate_pipeline, fit_rules
 from .mappings import fit_mapping
+from .results import TransportResult, build_result, paired_changes
 from .splits import PARTITIONS, four_way_split
 from .verdicts import check_tolerances, classify_change
-from .config import TransportConfig, _bad, _plain, _sha256_file, versions
 
-__all__ = ["TransportConfig", "TransportAudit", "STAGES", "run_transport", "RESULT_COLUMNS"]
+__all__ = ["TransportAudit", "STAGES", "run_transport"]
 
 
 def _serial_blas():
@@ -71,10 +76,6 @@ def _serial_blas():
 _BLAS_CONTROLLER = None
 
 STAGES = ("declare", "split", "fit", "evaluate", "transport", "classify", "stress", "heterogeneity")
-RESULT_COLUMNS = (
-    "analysis", "condition", "target_definition", "domain", "model", "mapping", "refit",
-    "metric", "value", "weighting", "alpha", "selection_rate",
-)
 
 register_messages(
     {
@@ -402,8 +403,6 @@ class TransportAudit:
 
     def classify(self) -> "TransportAudit":
         """Paired OOD − ID changes, vectorised bootstrap intervals and verdicts."""
-        from .results import paired_changes
-
         self._begin("classify")
         c = self._config
         table = pd.DataFrame(self._rows, columns=list(RESULT_COLUMNS))
@@ -485,8 +484,6 @@ class TransportAudit:
     # ------------------------------------------------------------ stage 6
     def stress(self) -> "TransportAudit":
         """Target-definition sensitivity and evidence degradation (as declared)."""
-        from . import stress as st
-
         self._begin("stress")
         c = self._config
         with _serial_blas():
@@ -500,24 +497,20 @@ class TransportAudit:
     # ------------------------------------------------------------ stage 7
     def heterogeneity(self) -> "TransportAudit":
         """Metrics by class and by declared subgroup, on ID test and OOD."""
-        from .stress import heterogeneity_rows
-
         self._begin("heterogeneity")
         with _serial_blas():
-            heterogeneity_rows(self)
+            st.heterogeneity_rows(self)
         self._done.append("heterogeneity")
         return self
 
     # ------------------------------------------------------------ output
-    def result(self):
+    def result(self) -> TransportResult:
         """The :class:`~audit_core.transport.results.TransportResult` (after all steps)."""
-        from .results import build_result
-
         if len(self._done) != len(STAGES):
             raise fail("TRANSPORT_STAGE_ORDER", stage="result", needed=STAGES[len(self._done)], order=" → ".join(STAGES))
         return build_result(self)
 
-    def run(self, source: pd.DataFrame, target: pd.DataFrame | None = None):
+    def run(self, source: pd.DataFrame, target: pd.DataFrame | None = None) -> TransportResult:
         """All steps in order; returns the result."""
         self.declare(source, target).split().fit().evaluate().transport().classify().stress().heterogeneity()
         self._progress(1.0, "Done")
@@ -525,6 +518,6 @@ class TransportAudit:
 
 
 def run_transport(source: pd.DataFrame, target: pd.DataFrame | None = None, *, config: TransportConfig,
-                  progress=None, should_cancel=None):
+                  progress=None, should_cancel=None) -> TransportResult:
     """Run the whole protocol; see :class:`TransportAudit`."""
     return TransportAudit(config, progress=progress, should_cancel=should_cancel).run(source, target)

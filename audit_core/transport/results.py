@@ -1,6 +1,6 @@
 """The long-form result table, aggregates, and saving (Parquet, JSON, registry).
 
-Columns of the result table (:data:`~audit_core.transport.protocol.RESULT_COLUMNS`):
+Columns of the result table (:data:`~audit_core.transport.columns.RESULT_COLUMNS`):
 ``analysis, condition, target_definition, domain, model, mapping, refit,
 metric, value, weighting, alpha, selection_rate``.
 
@@ -20,6 +20,11 @@ from typing import Any, Mapping
 
 import numpy as np
 import pandas as pd
+
+from audit_core.metrics import calibration_bins
+
+from .columns import RESULT_COLUMNS
+from .selective import risk_selection_curve
 
 __all__ = ["TransportResult", "paired_changes", "refit_summary", "conformal_tally", "model_family_sensitivity"]
 
@@ -177,8 +182,6 @@ class TransportResult:
 
 
 def _finalise(table: pd.DataFrame) -> pd.DataFrame:
-    from .protocol import RESULT_COLUMNS
-
     t = table[list(RESULT_COLUMNS)].copy()
     for col in ("analysis", "condition", "target_definition", "domain", "model", "mapping", "metric", "weighting"):
         t[col] = t[col].astype(str)
@@ -202,9 +205,6 @@ def build_result(audit) -> TransportResult:
 
 def _figure_tables(audit) -> dict[str, pd.DataFrame]:
     """Reliability bins and risk–selection curves (refit 0) for the figures."""
-    from ..metrics import calibration_bins
-    from .selective import risk_selection_curve
-
     c = audit.config
     rel, curves = [], []
     grid = np.linspace(0.01, 1.0, 100)

@@ -42,7 +42,10 @@ import numpy as np
 import pandas as pd
 from scipy.optimize import brentq
 
-from ..metrics import EPS_LOGIT, METRICS
+from audit_core.metrics import EPS_LOGIT, METRICS
+
+from . import conformal as cf
+from . import selective as sl
 from .bootstrap import BatchedMetrics, percentile_interval, stratified_counts
 from .evaluation import evaluate_pipeline
 
@@ -346,9 +349,6 @@ def heterogeneity_rows(audit) -> None:
     c = audit.config
     s_mid = sorted(c.selection_rates)[len(c.selection_rates) // 2]
     a_mid = sorted(c.alphas)[len(c.alphas) // 2]
-    from . import conformal as cf
-    from . import selective as sl
-
     for (r, mk) in audit._pipes:
         for mp in c.mappings:
             rules = audit._rules[(r, mk, mp)]

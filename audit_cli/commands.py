@@ -1,0 +1,234 @@
+"""The ``reliability-audit`` subcommands, and :func:`main`: dispatch, and errors turned into exit codes.
+
+The library is imported inside the commands, after parsing, so ``--help``
+and usage errors answer before any heavy import.
+"""
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import signal
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Iterator, Sequence
+
+from .parser import EXIT_GATE_FAILED, EXIT_OK, EXIT_RUN_FAILED, EXIT_USAGE, build_parser
+
+if TYPE_CHECKING:  # the library is imported inside the commands, after parsing
+    from audit_core.runs.plugin import ExecutionOptions
+    from audit_core.runs.registry import RunRecord, RunRegistry
+
+__all__ = ["main"]
+
+
+def _err(message: str) -> None:
+    print(f"error: {message}", file=sys.stderr)
+
+
+def _registry(path: str | None) -> RunRegistry:
+    from audit_core.runs.registry import RunRegistry
+
+    return RunRegistry(path)
+
+
+class _Bars:
+    """tqdm progress bars on a TTY (one per step); silent otherwise."""
+
+    def __init__(self) -> None:
+        self.enabled = sys.stderr.isatty()
+        self.step: str | None = None
+        self.bar: Any = None
+
+    def __call__(self, done: int, total: int, step: str) -> None:
+        if not self.enabled:
+            return
+        from tqdm import tqdm
+
+        if step != self.step:
+            self.close()
+            self.step = step
+            self.bar = tqdm(total=total, desc=step, unit="item", leave=False, file=sys.stderr)
+        self.bar.total = total
+        self.bar.n = done
+        self.bar.refresh()
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
+            self.bar = None
+
+
+@contextlib.contextmanager
+def _execution(args: argparse.Namespace) -> Iterator[ExecutionOptions]:
+    from audit_core.runs.plugin import ExecutionOptions
+    from audit_core.runs.parallel import local_cluster
+
+    if args.dask_local is not None and args.dask_scheduler:
+        raise _Usage("use either --dask-scheduler or --dask-local, not both")
+    wants_dask = args.dask_local is not None or bool(args.dask_scheduler)
+    backend = args.backend or ("dask" if wants_dask else "serial")
+    if wants_dask and backend != "dask":
+        raise _Usage(f"--dask-scheduler/--dask-local need --backend dask, not {backend!r}")
+    if backend == "dask" and not wants_dask:
+        raise _Usage("--backend dask needs --dask-scheduler ADDRESS or --dask-local N")
+    if args.n_jobs is not None and backend != "processes":
+        raise _Usage("--n-jobs applies to --backend processes only")
+    if args.dask_local is not None:
+        with local_cluster(args.dask_local):  # the cluster's client is the current client
+            yield ExecutionOptions(backend="dask")
+        return
+    yield ExecutionOptions(backend=backend, n_jobs=args.n_jobs, scheduler_address=args.dask_scheduler)
+
+
+class _Usage(Exception):
+    """A usage error detected after parsing (exit 2)."""
+
+
+def _write_outputs(record: RunRecord, out: Path, *, html: bool) -> Path:
+    from audit_core.runs.bundle import export_bundle, write_parquet_tables
+
+    folder = out / record.run_id
+    write_parquet_tables(record, folder / "tables")
+    (folder / "bundle.json").write_bytes(export_bundle(record))
+    if html:
+        from components.report import write_report
+
+        write_report(record, folder / "report.html")
+    return folder
+
+
+def _terminate(signum: int, frame: Any) -> None:
+    raise KeyboardInterrupt(f"terminated by signal {signal.Signals(signum).name}")
+
+
+def _cmd_run(args: argparse.Namespace) -> int:
+    from audit_core.runs.execute import run_config
+    from audit_core.runs.config import load_config
+
+    config = load_config(args.config)
+    registry = _registry(args.registry)
+    bars = _Bars()
+    # SIGTERM behaves like Ctrl-C: run_config saves the current run as failed, then main() exits 3.
+    previous = signal.signal(signal.SIGTERM, _terminate)
+    try:
+        with _execution(args) as execution:
+            outcomes = run_config(config, registry=registry, base_dir=Path.cwd(), execution=execution, progress=bars)
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+        bars.close()
+    status = EXIT_OK
+    for o in outcomes:
+        if o.status == "done":
+            folder = _write_outputs(registry.load(o.run_id), Path(args.out), html=args.html)
+            print(f"{o.kind}\tdone\t{o.run_id}\t{folder}")
+        else:
+            print(f"{o.kind}\tfailed\t{o.run_id}\t{o.error}")
+            _err(f"the {o.kind} audit failed (saved as failed run {o.run_id}): {o.error}")
+            status = EXIT_RUN_FAILED
+    return status
+
+
+def _cmd_report(args: argparse.Namespace) -> int:
+    from components.report import write_report
+
+    record = _registry(args.registry).load(args.run_id)
+    path = write_report(record, args.html)
+    print(path)
+    return EXIT_OK
+
+
+def _cmd_gate(args: argparse.Namespace) -> int:
+    from audit_core.runs.gate import compare_runs
+
+    rules = None
+    if args.rules:
+        path = Path(args.rules)
+        if not path.is_file():
+            raise _Usage(f"the rules file {path} does not exist")
+        rules = path.read_text(encoding="utf-8")
+    registry = _registry(args.registry)
+    side = {name: [registry.load(i) for i in getattr(args, name).split(",") if i] for name in ("run_a", "run_b")}
+    if not side["run_a"] or not side["run_b"]:
+        raise _Usage("RUN_A and RUN_B each need at least one run id")
+    result = compare_runs(side["run_a"], side["run_b"], rules_yaml=rules, scope=args.scope)
+    if args.json:
+        print(json.dumps(result.to_dict(), indent=2, sort_keys=True, default=str))
+    else:
+        print(result.to_frame().to_string(index=False))
+        print(result.summary_text())
+    print("gate: PASSED" if result.passed else "gate: FAILED")
+    return EXIT_OK if result.passed else EXIT_GATE_FAILED
+
+
+def _cmd_list(args: argparse.Namespace) -> int:
+    runs = _registry(args.registry).list_runs(audit_kind=args.kind)
+    if args.fingerprint:
+        runs = runs[runs["dataset_fingerprint"].str.startswith(args.fingerprint)]
+    if args.json:
+        for row in runs.to_dict(orient="records"):
+            print(json.dumps(row, sort_keys=True, default=str))
+    elif runs.empty:
+        print("no saved runs")
+    else:
+        view = runs.assign(dataset_fingerprint=runs["dataset_fingerprint"].str[:12])
+        cols = ["run_id", "created_at", "audit_kind", "status", "dataset_name", "dataset_fingerprint", "model", "n_tables"]
+        print(view[cols].to_string(index=False))
+    return EXIT_OK
+
+
+def _cmd_export(args: argparse.Namespace) -> int:
+    from audit_core.runs.bundle import export_bundle, write_parquet_tables
+
+    if not args.bundle and not args.parquet:
+        raise _Usage("export needs --bundle OUT.json and/or --parquet DIR")
+    record = _registry(args.registry).load(args.run_id)
+    if args.bundle:
+        Path(args.bundle).write_bytes(export_bundle(record))
+        print(args.bundle)
+    if args.parquet:
+        for p in write_parquet_tables(record, args.parquet):
+            print(p)
+    return EXIT_OK
+
+
+def _cmd_import(args: argparse.Namespace) -> int:
+    from audit_core.runs.bundle import import_bundle
+
+    path = Path(args.bundle)
+    if not path.is_file():
+        raise _Usage(f"the bundle file {path} does not exist")
+    run_id = import_bundle(_registry(args.registry), path.read_bytes(), name=path.name)
+    print(run_id)
+    return EXIT_OK
+
+
+_COMMANDS = {
+    "run": _cmd_run,
+    "report": _cmd_report,
+    "gate": _cmd_gate,
+    "list": _cmd_list,
+    "export": _cmd_export,
+    "import": _cmd_import,
+}
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of ``reliability-audit``; returns the exit code (see the module docstring)."""
+    args = build_parser().parse_args(argv)  # --help and usage errors exit here, before heavy imports
+    from audit_core.errors import AuditInputError
+
+    try:
+        return _COMMANDS[args.command](args)
+    except _Usage as exc:
+        _err(str(exc))
+        return EXIT_USAGE
+    except AuditInputError as exc:
+        _err(exc.message)
+        return EXIT_USAGE
+    except KeyboardInterrupt as exc:
+        _err(f"interrupted ({exc})" if str(exc) else "interrupted")
+        return EXIT_RUN_FAILED
+    except Exception as exc:  # noqa: BLE001 - one line, no traceback, for the operator
+        _err(f"unexpected {type(exc).__name__}: {exc}")
+        return EXIT_RUN_FAILED

@@ -1,0 +1,76 @@
+"""The eligibility filter: which records take part in the audit.
+
+A condition of the expression language (:mod:`audit_core.expr`); a row whose
+condition is missing is not eligible.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from audit_core.errors import fail, register_messages
+from audit_core.expr import Expr, evaluate_frame, evaluate_mask, parse_expression, referenced_names
+
+__all__ = ["EligibilityFilter"]
+
+register_messages(
+    {
+        "ELIGIBILITY_EMPTY": (
+            "The eligibility filter `{expression}` keeps none of the {total} rows"
+            "{detail}; loosen the condition."
+        ),
+    }
+)
+
+
+@dataclass(frozen=True)
+class EligibilityFilter:
+    """Which records take part in the audit.
+
+    Parameters
+    ----------
+    expression : str
+        A condition, e.g. ``'not is_missing(income) and age >= 18'``; parsed
+        at construction.
+    """
+
+    expression: str
+    _tree: Expr = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.expression, str):
+            raise TypeError("expression must be a str")
+        object.__setattr__(self, "_tree", parse_expression(self.expression))
+
+    @property
+    def columns(self) -> tuple[str, ...]:
+        """Columns the filter refers to, sorted."""
+        return tuple(sorted(referenced_names(self._tree)))
+
+    def mask(self, frame: pd.DataFrame) -> np.ndarray:
+        """Rows that are eligible; a missing condition counts as not eligible.
+
+        Parameters
+        ----------
+        frame : pandas.DataFrame, shape (n_samples, n_columns)
+
+        Returns
+        -------
+        numpy.ndarray of bool, shape (n_samples,)
+
+        Raises
+        ------
+        AuditInputError
+            ``ELIGIBILITY_EMPTY`` if no row is kept, and expression errors.
+        """
+        m = evaluate_mask(self._tree, frame)
+        if not m.any():
+            v = evaluate_frame(self._tree, frame)
+            n_missing = int(v.isna().sum())
+            detail = (f" ({n_missing} of them because a value in the condition is missing)"
+                      if n_missing else "")
+            raise fail("ELIGIBILITY_EMPTY", expression=self.expression.strip(),
+                       total=len(frame), detail=detail)
+        return m

@@ -1,0 +1,130 @@
+"""The checks every table passes, whatever its format: header, shape, decompression, missing, inf, mixed types."""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from audit_core.errors import fail
+
+from .options import MB, ReadOptions
+
+__all__ = ["check_header", "check_expansion", "check_table"]
+
+
+def check_header(header: list[str], name: str, max_columns: int) -> None:
+    if len(header) > max_columns:
+        raise fail("TOO_MANY_COLUMNS", name=name, n_columns=len(header), cap=max_columns)
+    for i, col in enumerate(header, start=1):
+        if str(col).strip() == "":
+            raise fail("BLANK_COLUMN_NAME", name=name, position=i)
+    seen: dict[str, int] = {}
+    for col in header:
+        key = str(col).strip()
+        seen[key] = seen.get(key, 0) + 1
+    dupes = [c for c, n in seen.items() if n > 1]
+    if dupes:
+        raise fail("DUPLICATE_COLUMNS", name=name, columns=", ".join(repr(c) for c in dupes[:10]))
+
+
+def check_expansion(expanded: int, packed: int, name: str, opts: ReadOptions) -> None:
+    if expanded > opts.max_expansion_bytes:
+        raise fail(
+            "DECOMPRESSION_CAP",
+            name=name,
+            size_mb=expanded / MB,
+            cap_mb=opts.max_expansion_bytes / MB,
+            ratio=expanded / max(packed, 1),
+        )
+
+
+def _mixed_type_problem(col: str, s: pd.Series) -> None:
+    nonnull = s.dropna()
+    if nonnull.empty:
+        return
+    if s.dtype == object:
+        kinds = {type(v) for v in nonnull.tolist()}
+        numeric_kinds = {int, float, np.int64, np.float64, np.int32, np.float32}
+        has_num = bool(kinds & numeric_kinds)
+        text = [v for v in nonnull.tolist() if isinstance(v, str)]
+        if has_num and text:
+            raise fail(
+                "MIXED_TYPES",
+                column=col,
+                n_numeric=len(nonnull) - len(text),
+                n_text=len(text),
+                example=text[0][:40],
+            )
+        if not (kinds <= numeric_kinds | {str, bool, np.bool_}):
+            raise fail("UNSUPPORTED_DTYPE", column=col, dtype=", ".join(sorted(k.__name__ for k in kinds))[:80])
+    if pd.api.types.is_string_dtype(s.dtype) or s.dtype == object:
+        as_text = nonnull.astype(str)
+        parsed = pd.to_numeric(as_text, errors="coerce")
+        n_num = int(parsed.notna().sum())
+        n_text = len(as_text) - n_num
+        # A column that is mostly numbers with a few text cells is a typed
+        # column with stray codes; mostly text with some numeric-looking
+        # labels (e.g. "1", "2", "other") is an honest categorical column.
+        if n_num > 0 and n_text > 0 and n_num >= 0.8 * len(as_text):
+            example = as_text[parsed.isna()].iloc[0]
+            raise fail("MIXED_TYPES", column=col, n_numeric=n_num, n_text=n_text, example=example[:40])
+
+
+def check_table(
+    frame: pd.DataFrame, *, name: str = "table", options: ReadOptions | None = None
+) -> tuple[pd.DataFrame, tuple[str, ...]]:
+    """Check a frame for the declared problems.
+
+    Parameters
+    ----------
+    frame : pandas.DataFrame of shape (n_rows, n_columns)
+    name : str
+        Used in messages.
+    options : ReadOptions, optional
+
+    Returns
+    -------
+    frame : pandas.DataFrame
+        The checked frame (a copy when columns were dropped or inf replaced).
+    dropped : tuple of str
+        Entirely-missing columns dropped under ``drop_all_missing``.
+    """
+    opts = options or ReadOptions()
+    if frame.shape[1] == 0:
+        raise fail("NO_COLUMNS", name=name)
+    check_header([str(c) for c in frame.columns], name, opts.max_columns)
+    if frame.shape[0] == 0:
+        raise fail("NO_ROWS", name=name)
+    if frame.shape[0] > opts.max_rows:
+        raise fail("TOO_MANY_ROWS", name=name, n_rows=frame.shape[0], cap=opts.max_rows)
+    # set_axis returns a new frame: the caller's frame keeps its column labels.
+    frame = frame.set_axis([str(c) for c in frame.columns], axis=1)
+    dropped: list[str] = []
+    for col in frame.columns:
+        s = frame[col]
+        if s.isna().all():
+            if opts.drop_all_missing:
+                dropped.append(col)
+                continue
+            raise fail("ALL_MISSING_COLUMN", column=col)
+        if pd.api.types.is_numeric_dtype(s.dtype) and not pd.api.types.is_bool_dtype(s.dtype):
+            values = s.to_numpy(dtype=float, na_value=np.nan)
+            inf = np.isinf(values)
+            if inf.any():
+                if opts.inf_as_missing:
+                    frame = frame.copy() if not dropped else frame
+                    frame[col] = s.where(~inf)
+                    if frame[col].isna().all():
+                        raise fail("ALL_MISSING_COLUMN", column=col)
+                else:
+                    raise fail("INF_VALUES", column=col, count=int(inf.sum()), row=int(np.argmax(inf)) + 1)
+        elif pd.api.types.is_datetime64_any_dtype(s.dtype) or pd.api.types.is_bool_dtype(s.dtype):
+            pass
+        elif isinstance(s.dtype, pd.CategoricalDtype):
+            pass
+        else:
+            _mixed_type_problem(col, s)
+    if dropped:
+        frame = frame.drop(columns=dropped)
+        if frame.shape[1] == 0:
+            raise fail("NO_COLUMNS", name=name)
+    return frame, tuple(dropped)

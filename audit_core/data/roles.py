@@ -1,0 +1,112 @@
+"""Column roles: inferred from the data, overridable by the user.
+
+Roles
+-----
+``numeric``
+    Continuous or count feature: median imputation, then standardisation.
+``categorical``
+    Discrete feature: mode imputation, then one-hot (unknown categories ignored).
+``identifier``
+    A key or free text with (almost) one value per row. Never a feature.
+``constant``
+    One distinct value (missing aside). Never a feature: it carries no evidence.
+``ignore``
+    Set by the user only: kept in the table, never used as a feature.
+
+The inference is deliberately simple and explained in ``docs/data.md``; the
+user can override every role in the Data & groups page.
+"""
+from __future__ import annotations
+
+from typing import Literal, Mapping
+
+import pandas as pd
+
+from audit_core.errors import fail, register_messages
+
+__all__ = ["Role", "ROLES", "FEATURE_ROLES", "infer_roles", "apply_role_overrides"]
+
+Role = Literal["numeric", "categorical", "identifier", "constant", "ignore"]
+ROLES: tuple[Role, ...] = ("numeric", "categorical", "identifier", "constant", "ignore")
+FEATURE_ROLES: frozenset[str] = frozenset({"numeric", "categorical"})
+
+register_messages(
+    {
+        "ROLE_UNKNOWN_COLUMN": "Role override names column {column!r}, which is not in the table.",
+        "ROLE_INVALID": "Role {role!r} for column {column!r} is not one of {roles}.",
+        "ROLE_NOT_NUMERIC": (
+            "Column {column!r} cannot be numeric: it holds text such as {example!r}. Use 'categorical'."
+        ),
+    }
+)
+
+_ID_HINTS = ("id", "key", "uuid", "guid", "record", "code_no")
+
+
+def _looks_like_id_name(col: str) -> bool:
+    low = col.lower()
+    return low in _ID_HINTS or low.endswith("_id") or low.endswith("_key") or low.startswith("id_")
+
+
+def infer_role(s: pd.Series) -> Role:
+    """Infer the role of one column; see the module docstring."""
+    nonnull = s.dropna()
+    n = len(nonnull)
+    nunique = int(nonnull.nunique())
+    if nunique <= 1:
+        return "constant"
+    name = str(s.name)
+    if pd.api.types.is_bool_dtype(s.dtype):
+        return "categorical"
+    if pd.api.types.is_datetime64_any_dtype(s.dtype):
+        return "identifier"
+    if pd.api.types.is_numeric_dtype(s.dtype):
+        is_integer = bool((nonnull == nonnull.round()).all())
+        if is_integer and nunique == n and n > 20 and _looks_like_id_name(name):
+            return "identifier"
+        return "numeric"
+    if nunique == n and n > 20:
+        return "identifier"
+    if nunique > max(100, n // 2):
+        return "identifier"
+    return "categorical"
+
+
+def infer_roles(frame: pd.DataFrame) -> dict[str, Role]:
+    """Infer a role for every column.
+
+    Parameters
+    ----------
+    frame : pandas.DataFrame of shape (n_rows, n_columns)
+
+    Returns
+    -------
+    dict
+        Column name -> role, in column order.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> infer_roles(pd.DataFrame({"x": [1.5, 2.0, 3.1], "c": ["a", "b", "a"], "k": [7, 7, 7]}))
+    {'x': 'numeric', 'c': 'categorical', 'k': 'constant'}
+    """
+    return {str(col): infer_role(frame[col]) for col in frame.columns}
+
+
+def apply_role_overrides(
+    frame: pd.DataFrame, roles: Mapping[str, str], overrides: Mapping[str, str]
+) -> dict[str, Role]:
+    """Apply user overrides to inferred roles, refusing impossible ones."""
+    out: dict[str, Role] = dict(roles)  # type: ignore[arg-type]
+    for col, role in overrides.items():
+        if col not in frame.columns:
+            raise fail("ROLE_UNKNOWN_COLUMN", column=col)
+        if role not in ROLES:
+            raise fail("ROLE_INVALID", role=role, column=col, roles=", ".join(ROLES))
+        if role == "numeric" and not pd.api.types.is_numeric_dtype(frame[col].dtype):
+            bad = pd.to_numeric(frame[col].dropna().astype(str), errors="coerce")
+            if bad.isna().any():
+                example = frame[col].dropna().astype(str)[bad.isna()].iloc[0]
+                raise fail("ROLE_NOT_NUMERIC", column=col, example=example[:40])
+        out[col] = role  # type: ignore[assignment]
+    return out

@@ -1,0 +1,31 @@
+"""The model layer: train or import a classifier on an audit dataset.
+
+* :mod:`~audit_core.models.zoo` — the model zoo (:data:`ZOO`), :class:`ModelSpec`, :class:`FittedModel`;
+* :mod:`~audit_core.models.training` — the :class:`Workspace` (dataset, split, model, grouping, baseline);
+* :mod:`~audit_core.models.importing` — import a skops file (trusted types only) or a LightGBM text model;
+* :mod:`~audit_core.models.audit` — the ``model`` audit's seeded work items (AUROC bootstrap, refits by seed);
+* :mod:`~audit_core.models.probs` — probability conventions (clipping, pseudo-logits, margins, confidence);
+* :mod:`~audit_core.models.manifest` — what every run manifest records about the workspace and libraries.
+
+Stands on :mod:`audit_core.data` and the foundation. Pure library code:
+never imports streamlit or plotly.
+"""
+from .importing import import_model
+from .manifest import library_versions, workspace_manifest
+from .training import Workspace, attach_model, holdout_metrics, train_workspace
+from .zoo import ZOO, FittedModel, ModelSpec, make_estimator, train_model
+
+__all__ = [
+    "FittedModel",
+    "ModelSpec",
+    "Workspace",
+    "ZOO",
+    "attach_model",
+    "holdout_metrics",
+    "import_model",
+    "library_versions",
+    "make_estimator",
+    "train_model",
+    "train_workspace",
+    "workspace_manifest",
+]

@@ -1,0 +1,257 @@
+"""Export a saved run as one JSON bundle, import it back, and export Parquet tables.
+
+Bundle format (``format_version`` 1)::
+
+    {
+      "format": "reliability-audit-run",
+      "format_version": 1,
+      "run": {"run_id", "created_at", "updated_at", "audit_kind", "status",
+              "dataset_name", "dataset_fingerprint", "grouping_hash",
+              "model_spec", "config", "manifest", "error"},
+      "tables": [{"name", "encoding": "parquet+base64", "sha256", "data"}],
+      "artifacts": [{"name", "encoding": "base64", "sha256", "data"}]
+    }
+
+Tables are Parquet bytes (pyarrow) in base64, the registry's own encoding, so
+every dtype, index and missing value comes back exactly; each carries the
+SHA-256 of its bytes. The bundle holds result tables only, never the audited
+data. Keys are sorted, so exporting the same run twice gives the same bytes.
+
+Pure library code: never imports streamlit or plotly.
+"""
+from __future__ import annotations
+
+import base64
+import binascii
+import hashlib
+import io
+import json
+import types
+import zipfile
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from audit_core.errors import fail, register_messages
+
+from .registry import RunRecord, RunRegistry
+
+__all__ = [
+    "BUNDLE_FORMAT",
+    "BUNDLE_VERSION",
+    "MAX_BUNDLE_BYTES",
+    "bundle_from_record",
+    "export_bundle",
+    "import_bundle",
+    "parquet_zip",
+    "read_bundle",
+    "table_parquet",
+    "write_parquet_tables",
+]
+
+BUNDLE_FORMAT = "reliability-audit-run"
+BUNDLE_VERSION = 1
+#: Largest bundle accepted by :func:`read_bundle` (bytes).
+MAX_BUNDLE_BYTES = 500 * 1024 * 1024
+_RUN_FIELDS = (
+    "run_id",
+    "created_at",
+    "updated_at",
+    "audit_kind",
+    "status",
+    "dataset_name",
+    "dataset_fingerprint",
+    "grouping_hash",
+    "model_spec",
+    "config",
+    "manifest",
+    "error",
+)
+
+register_messages(
+    {
+        "BUNDLE_TOO_LARGE": "The bundle {name} is {size:,} bytes; the limit is {limit:,} bytes.",
+        "BUNDLE_NOT_JSON": "The bundle {name} is not a JSON file ({reason}).",
+        "BUNDLE_WRONG_FORMAT": (
+            "The file {name} is not a reliability-audit run bundle (its 'format' is {found!r}; "
+            "export one with the Runs page or `reliability-audit export`)."
+        ),
+        "BUNDLE_NEWER_VERSION": (
+            "The bundle {name} has format version {found}; this version of the app reads up to "
+            "version {supported}. Upgrade the app to import it."
+        ),
+        "BUNDLE_MISSING_FIELD": "The bundle {name} is incomplete: {field} is missing or has the wrong type.",
+        "BUNDLE_BAD_ENTRY": "The bundle {name} has a damaged {what} {entry!r}: {reason}.",
+        "BUNDLE_CHECKSUM": (
+            "The bundle {name} is damaged: the SHA-256 of {what} {entry!r} does not match "
+            "(the file was modified or truncated)."
+        ),
+    }
+)
+
+
+def table_parquet(df: pd.DataFrame) -> bytes:
+    """Parquet bytes of one table (pyarrow), as the registry stores it."""
+    buf = io.BytesIO()
+    df.to_parquet(buf, engine="pyarrow")
+    return buf.getvalue()
+
+
+def _b64(data: bytes) -> str:
+    return base64.b64encode(data).decode("ascii")
+
+
+def bundle_from_record(record: RunRecord) -> dict[str, Any]:
+    """The bundle of one run as a JSON-compatible dict (see the module docstring)."""
+    tables = []
+    for name, df in record.tables.items():
+        data = table_parquet(df)
+        tables.append(
+            {"name": name, "encoding": "parquet+base64", "sha256": hashlib.sha256(data).hexdigest(), "data": _b64(data)}
+        )
+    artifacts = [
+        {"name": name, "encoding": "base64", "sha256": hashlib.sha256(data).hexdigest(), "data": _b64(data)}
+        for name, data in record.artifacts.items()
+    ]
+    return {
+        "format": BUNDLE_FORMAT,
+        "format_version": BUNDLE_VERSION,
+        "run": {f: getattr(record, f) for f in _RUN_FIELDS},
+        "tables": tables,
+        "artifacts": artifacts,
+    }
+
+
+def export_bundle(record: RunRecord) -> bytes:
+    """Serialise a run as a JSON bundle (UTF-8, sorted keys, deterministic).
+
+    Parameters
+    ----------
+    record : RunRecord
+        A loaded run (:meth:`audit_core.runs.registry.RunRegistry.load`).
+
+    Returns
+    -------
+    bytes
+    """
+    return json.dumps(bundle_from_record(record), sort_keys=True, indent=1, allow_nan=False).encode("utf-8")
+
+
+def _need(obj: Any, key: str, kind: type | tuple[type, ...], name: str, path: str) -> Any:
+    if not isinstance(obj, dict) or key not in obj or not isinstance(obj[key], kind):
+        raise fail("BUNDLE_MISSING_FIELD", name=name, field=path)
+    return obj[key]
+
+
+def _decode(entry: dict, what: str, name: str) -> tuple[str, bytes]:
+    label = _need(entry, "name", str, name, f"a {what} name")
+    data_text = _need(entry, "data", str, name, f"{what} {label!r} data")
+    digest = _need(entry, "sha256", str, name, f"{what} {label!r} sha256")
+    try:
+        data = base64.b64decode(data_text.encode("ascii"), validate=True)
+    except (binascii.Error, UnicodeEncodeError, ValueError) as exc:
+        raise fail("BUNDLE_BAD_ENTRY", name=name, what=what, entry=label, reason=f"not base64 ({exc})") from exc
+    if hashlib.sha256(data).hexdigest() != digest:
+        raise fail("BUNDLE_CHECKSUM", name=name, what=what, entry=label)
+    return label, data
+
+
+def read_bundle(data: bytes, *, name: str = "bundle.json") -> RunRecord:
+    """Parse and check a JSON bundle.
+
+    Parameters
+    ----------
+    data : bytes
+        The file content.
+    name : str
+        File name for messages.
+
+    Returns
+    -------
+    RunRecord
+        The run, tables decoded; nothing is written.
+
+    Raises
+    ------
+    AuditInputError
+        ``BUNDLE_TOO_LARGE``, ``BUNDLE_NOT_JSON``, ``BUNDLE_WRONG_FORMAT``,
+        ``BUNDLE_NEWER_VERSION``, ``BUNDLE_MISSING_FIELD``,
+        ``BUNDLE_BAD_ENTRY``, ``BUNDLE_CHECKSUM``.
+    """
+    if len(data) > MAX_BUNDLE_BYTES:
+        raise fail("BUNDLE_TOO_LARGE", name=name, size=len(data), limit=MAX_BUNDLE_BYTES)
+    try:
+        obj = json.loads(data.decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise fail("BUNDLE_NOT_JSON", name=name, reason=str(exc)) from exc
+    if not isinstance(obj, dict) or obj.get("format") != BUNDLE_FORMAT:
+        found = obj.get("format") if isinstance(obj, dict) else type(obj).__name__
+        raise fail("BUNDLE_WRONG_FORMAT", name=name, found=found)
+    version = _need(obj, "format_version", int, name, "format_version")
+    if version > BUNDLE_VERSION:
+        raise fail("BUNDLE_NEWER_VERSION", name=name, found=version, supported=BUNDLE_VERSION)
+    run = _need(obj, "run", dict, name, "run")
+    fields: dict[str, Any] = {}
+    for f in _RUN_FIELDS:
+        kind: Any = dict if f in ("model_spec", "config", "manifest") else str
+        if f in ("grouping_hash", "error"):
+            kind = (str, type(None))
+        fields[f] = _need(run, f, kind, name, f"run.{f}")
+    tables = {}
+    for entry in _need(obj, "tables", list, name, "tables"):
+        label, blob = _decode(entry if isinstance(entry, dict) else {}, "table", name)
+        try:
+            tables[label] = pd.read_parquet(io.BytesIO(blob), engine="pyarrow")
+        except Exception as exc:  # pyarrow raises many types
+            raise fail("BUNDLE_BAD_ENTRY", name=name, what="table", entry=label, reason=str(exc)) from exc
+    artifacts = dict(
+        _decode(e if isinstance(e, dict) else {}, "artifact", name) for e in _need(obj, "artifacts", list, name, "artifacts")
+    )
+    return RunRecord(
+        **fields, tables=types.MappingProxyType(tables), artifacts=types.MappingProxyType(artifacts)
+    )
+
+
+def import_bundle(registry: RunRegistry, data: bytes, *, name: str = "bundle.json") -> str:
+    """Check a bundle and restore its run into ``registry`` with the same id.
+
+    Returns
+    -------
+    str
+        The run id.
+
+    Raises
+    ------
+    AuditInputError
+        The :func:`read_bundle` errors, and ``RUN_EXISTS`` if the registry
+        already holds a run with that id (nothing is changed).
+    """
+    return registry.restore(read_bundle(data, name=name))
+
+
+def write_parquet_tables(record: RunRecord, directory: str | Path) -> list[Path]:
+    """Write each result table as ``<directory>/<name>.parquet``; return the paths."""
+    out = Path(directory)
+    out.mkdir(parents=True, exist_ok=True)
+    paths = []
+    for name, df in record.tables.items():
+        path = out / f"{_safe(name)}.parquet"
+        path.write_bytes(table_parquet(df))
+        paths.append(path)
+    return paths
+
+
+def parquet_zip(record: RunRecord) -> bytes:
+    """A zip archive of ``<name>.parquet`` per table (fixed timestamps: deterministic)."""
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", compression=zipfile.ZIP_DEFLATED) as zf:
+        for name, df in record.tables.items():
+            info = zipfile.ZipInfo(f"{_safe(name)}.parquet", date_time=(1980, 1, 1, 0, 0, 0))
+            info.compress_type = zipfile.ZIP_DEFLATED
+            zf.writestr(info, table_parquet(df))
+    return buf.getvalue()
+
+
+def _safe(name: str) -> str:
+    return "".join(c if c.isalnum() or c in "-_." else "_" for c in name) or "table"

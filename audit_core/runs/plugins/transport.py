@@ -1,0 +1,75 @@
+"""The ``transport`` audit for ``reliability-audit run`` (binary targets only).
+
+Config entry (every key optional; domains, targets, roles, weights, groups and
+strata come from the config's dataset declaration)::
+
+    - kind: transport
+      n_refits: 10
+      n_bootstrap: 500
+      models: [logistic_regression, lightgbm]
+      mappings: [raw, platt, isotonic]
+      alphas: [0.05, 0.1, 0.2]
+      selection_rates: [0.5, 0.7, 0.8, 0.9, 0.95]
+      stresses: [target_definition, degradation]
+      degradation_m: 3
+      n_random_sets: 20
+      stress_max_rows: 20000
+      subgroup_columns: [region]
+      tolerances: {auroc: 0.02, ece: 0.02}
+      seed: 0
+
+Tables: ``results`` (the long-form table), ``verdicts``, ``summary`` and the
+figure tables (``reliability``, ``curves``), as the Transport page saves them.
+The audit fits its own pipelines (``needs_workspace=False``).
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from audit_core.transport.config import TransportConfig
+from audit_core.transport.protocol import run_transport
+
+from ..config import check_keys, expect_type
+from ..context import AuditContext
+from ..plugin import AuditResult, AuditRunner, Progress, register_audit
+
+__all__ = ["TRANSPORT_AUDIT", "validate_config", "run"]
+
+_INTS = ("n_refits", "n_bootstrap", "degradation_m", "n_random_sets", "stress_max_rows", "seed")
+_LISTS = ("models", "mappings", "alphas", "selection_rates", "stresses", "subgroup_columns")
+
+
+def validate_config(options: dict, *, where: str) -> dict:
+    """Check the entry's keys and types; values are checked by :class:`TransportConfig` at run time."""
+    options = check_keys(options, where=where, allowed=_INTS + _LISTS + ("tolerances",))
+    out: dict[str, Any] = {}
+    for k in _INTS:
+        if k in options:
+            out[k] = expect_type(options[k], int, where=f"{where}.{k}")
+    for k in _LISTS:
+        if k in options:
+            out[k] = list(expect_type(options[k], list, where=f"{where}.{k}"))
+    if "tolerances" in options:
+        out["tolerances"] = dict(expect_type(options["tolerances"], dict, where=f"{where}.tolerances"))
+    return out
+
+
+def run(options: dict, *, context: AuditContext, progress: Progress) -> AuditResult:
+    """Run the protocol on the config's dataset; the domain declaration must be present."""
+    ds = context.data.dataset
+    cfg = TransportConfig.from_dataset(ds, **{k: tuple(v) if isinstance(v, list) else v for k, v in options.items()})
+    res = run_transport(ds.frame, config=cfg, progress=lambda f, m: progress(int(1000 * f), 1000, m))
+    tables = {"results": res.table, "verdicts": res.verdicts, "summary": res.summary}
+    tables.update({k: v for k, v in res.extras.items() if k in ("reliability", "curves", "conformal_tally", "model_family")})
+    counts = res.verdicts["verdict"].value_counts().to_dict() if len(res.verdicts) else {}
+    summary = {"binary_only": True, "n_source": res.manifest["n_source"], "n_target": res.manifest["n_target"],
+               **{f"verdicts_{k}": int(v) for k, v in counts.items()}}
+    import json
+
+    manifest = json.loads(json.dumps({k: v for k, v in res.manifest.items() if k != "partitions"}, default=str))
+    return AuditResult(tables=tables, summary=summary, manifest=manifest)
+
+
+TRANSPORT_AUDIT = register_audit(
+    AuditRunner(kind="transport", title="Transport", validate_config=validate_config, run=run, needs_workspace=False)
+)

@@ -1,0 +1,75 @@
+"""Message templates of the run registry, registered once at import."""
+from __future__ import annotations
+
+from audit_core.errors import register_messages
+
+__all__: list[str] = []
+
+_FRESH_HINT = (
+    "Set the environment variable AUDIT_REGISTRY_PATH to a new file "
+    "(e.g. ~/.reliability_audit/registry-2.sqlite3) to start a fresh registry; "
+    "the existing file was left untouched."
+)
+
+register_messages(
+    {
+        "RUN_NOT_FOUND": (
+            "No saved run with id {run_id!r} in the registry {path}. "
+            "It may have been deleted; pick a run from the list of saved runs."
+        ),
+        "RUN_EXISTS": (
+            "A run with id {run_id!r} is already in the registry {path}; delete it first "
+            "to restore this copy."
+        ),
+        "RUN_NOT_RUNNING": (
+            "Run {run_id!r} is already {status!r}; only a run that is still "
+            "'running' can be finished or marked as failed."
+        ),
+        "REGISTRY_CORRUPT": (
+            "The run registry at {path} is not a readable registry database "
+            "({reason}). " + _FRESH_HINT
+        ),
+        "REGISTRY_FOREIGN": (
+            "The file {path} is an SQLite database of another application, not "
+            "a reliability-audit run registry. " + _FRESH_HINT
+        ),
+        "REGISTRY_NEWER_SCHEMA": (
+            "The run registry at {path} uses schema version {found}, but this "
+            "version of the app only understands version {supported}. Upgrade "
+            "the app, or " + _FRESH_HINT[0].lower() + _FRESH_HINT[1:]
+        ),
+        "REGISTRY_OLDER_SCHEMA": (
+            "The run registry at {path} uses schema version {found}, older than version {supported} "
+            "of this app. Nothing was changed. Upgrade it explicitly with "
+            "`python -c \"from audit_core.runs.registry import RunRegistry; RunRegistry.upgrade('{path}')\"`: "
+            "a byte-for-byte backup is written first to {backup}. Or " + _FRESH_HINT[0].lower() + _FRESH_HINT[1:]
+        ),
+        "REGISTRY_UNAVAILABLE": (
+            "Cannot open the run registry at {path} ({reason}). Check that the "
+            "folder is writable, or set the environment variable "
+            "AUDIT_REGISTRY_PATH to a writable file."
+        ),
+        "REGISTRY_NOT_JSON": (
+            "Cannot save the run: {field} value at {key} is of type {type_name}, "
+            "which cannot be stored as JSON. {hint}"
+        ),
+        "REGISTRY_BAD_FIELD": (
+            "Cannot save the run: {name} must be {expected}, got {got!r}."
+        ),
+        "REGISTRY_BAD_TABLE": (
+            "Cannot save the run: table {name!r} cannot be stored ({reason})."
+        ),
+        "REGISTRY_BAD_ARTIFACT": (
+            "Cannot save the run: artifact {name!r} must be bytes, "
+            "got {type_name}."
+        ),
+        "REGISTRY_BAD_STATUS": (
+            "Unknown run status {status!r}; use one of 'running', 'done', "
+            "'failed'."
+        ),
+        "REGISTRY_BAD_DATE": (
+            "Cannot filter runs by {name}={value!r}: not a date or timestamp. "
+            "Use e.g. '2024-05-01' or '2024-05-01T13:00:00+00:00'."
+        ),
+    }
+)

@@ -1,0 +1,54 @@
+"""Plotly figure builders for the Data & groups step.
+
+Each function takes computed tables and returns a ``go.Figure``; none reads
+session state, so all are testable without a browser.
+"""
+from __future__ import annotations
+
+import pandas as pd
+import plotly.graph_objects as go
+
+__all__ = ["group_sizes_figure", "class_balance_figure", "missingness_figure"]
+
+_LAYOUT = dict(template="plotly_white", margin=dict(l=10, r=10, t=40, b=10), height=320)
+
+
+def group_sizes_figure(summary: pd.DataFrame) -> go.Figure:
+    """Bar chart of transformed features per evidence group.
+
+    Parameters
+    ----------
+    summary : pandas.DataFrame
+        From :meth:`audit_core.data.groups.Grouping.summary`: ``group``,
+        ``raw_columns``, ``n_features``.
+    """
+    fig = go.Figure(
+        go.Bar(
+            x=summary["n_features"],
+            y=summary["group"],
+            orientation="h",
+            customdata=summary["raw_columns"],
+            hovertemplate="%{y}: %{x} features<br>%{customdata}<extra></extra>",
+        )
+    )
+    fig.update_layout(title="Evidence groups (transformed features per group)", **_LAYOUT)
+    fig.update_yaxes(autorange="reversed", title=None)
+    fig.update_xaxes(title="features")
+    return fig
+
+
+def class_balance_figure(counts: pd.Series, *, title: str) -> go.Figure:
+    """Bar chart of class counts for one target definition."""
+    fig = go.Figure(go.Bar(x=[str(i) for i in counts.index], y=counts.to_numpy()))
+    fig.update_layout(title=title, **_LAYOUT)
+    fig.update_yaxes(title="rows")
+    return fig
+
+
+def missingness_figure(columns: pd.DataFrame) -> go.Figure:
+    """Share of missing values per column (only columns with any)."""
+    part = columns[columns["missing_share"] > 0].sort_values("missing_share", ascending=False)
+    fig = go.Figure(go.Bar(x=part["column"], y=part["missing_share"]))
+    fig.update_layout(title="Missing values by column", **_LAYOUT)
+    fig.update_yaxes(title="share missing", tickformat=".0%", range=[0, 1])
+    return fig

@@ -1,0 +1,395 @@
+"""Widget sections of the Data & groups page.
+
+Each function renders one section, reads and writes session state under
+:class:`components.state.Keys`, and calls the library for the work. Errors
+go through :func:`components.feedback.guarded`, so a refusal never clears
+what the user entered.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import streamlit as st
+
+from audit_core.data.baseline import BASELINE_KINDS
+from audit_core.data.dataset import AuditDataset, DatasetConfig, build_dataset
+from audit_core.data.groups import GroupRule, apply_group_rules, parse_group_csv
+from audit_core.data.intake import LoadedTable
+from audit_core.data.roles import ROLES, infer_roles
+from audit_core.data.samples import SAMPLES, SampleInfo
+from audit_core.data.targets import target_from_dict
+from audit_core.errors import AuditInputError
+from audit_core.models.importing import import_model
+from audit_core.models.training import Workspace, attach_model, train_workspace
+from audit_core.models.zoo import ZOO, ModelSpec
+from audit_core.runs.save import save_workspace
+from components.feedback import guarded
+from components.state import Keys, cached_upload, registry, sample_table, upload_options
+
+__all__ = [
+    "ensure_sample_loaded",
+    "source_section",
+    "columns_section",
+    "targets_section",
+    "special_columns_section",
+    "current_config",
+    "groups_tools_section",
+    "model_section",
+    "workspace_section",
+]
+
+NONE = "(none)"
+# Widget values that name columns of the current table; cleared when the table changes.
+_TABLE_BOUND = ("dg_new_", "dg_primary", "dg_drop_target", "dg_source_value", "dg_target_value")
+
+
+def _column_table(frame: pd.DataFrame, info: SampleInfo | None) -> pd.DataFrame:
+    roles = infer_roles(frame)
+    groups = dict(info.evidence_groups) if info else {}
+    excluded = set(info.exclude_columns) if info else set()
+    rows = []
+    for col in frame.columns:
+        s = frame[col]
+        role = "ignore" if col in excluded else roles[col]
+        rows.append(
+            {
+                "column": col,
+                "dtype": str(s.dtype),
+                "role": role,
+                "group": groups.get(col, col),
+                "missing_share": float(s.isna().mean()),
+                "n_unique": int(s.nunique(dropna=True)),
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def _adopt_table(table: LoadedTable, source_id: str, info: SampleInfo | None) -> None:
+    """Make ``table`` current; reset declarations only when the source changes."""
+    if st.session_state.get(Keys.SOURCE_ID) == source_id:
+        st.session_state[Keys.TABLE] = table
+        return
+    st.session_state[Keys.TABLE] = table
+    st.session_state[Keys.SOURCE_ID] = source_id
+    st.session_state[Keys.SAMPLE] = info
+    st.session_state[Keys.COLUMNS] = _column_table(table.frame, info)
+    st.session_state[Keys.EDITOR_VERSION] = st.session_state.get(Keys.EDITOR_VERSION, 0) + 1
+    st.session_state[Keys.TARGETS] = [dict(t) for t in info.target_definitions] if info else []
+    st.session_state[Keys.WORKSPACE] = None
+    st.session_state[Keys.MESSAGE] = None
+    for key in [k for k in st.session_state.keys() if str(k).startswith(_TABLE_BOUND)]:
+        del st.session_state[key]
+    for key, value in (
+        ("dg_key", info.key_column if info else None),
+        ("dg_domain", info.domain_column if info else None),
+        ("dg_group_col", info.group_column if info else None),
+        ("dg_weight", None),
+        ("dg_eligibility", ""),
+    ):
+        st.session_state[key] = value or NONE if key != "dg_eligibility" else ""
+
+
+def ensure_sample_loaded(name: str = "loan_synthetic") -> None:
+    """On a session's first run, make a bundled sample the current table."""
+    if st.session_state.get(Keys.TABLE) is None:
+        with guarded("loading the sample"):
+            _adopt_table(sample_table(name), f"sample:{name}", SAMPLES[name])
+
+
+def source_section() -> LoadedTable | None:
+    """Pick a bundled sample or upload a file; returns the current table."""
+    st.subheader("1 · Data")
+    mode = st.radio("Source", ["Bundled sample", "Upload a file"], horizontal=True, key="dg_source_mode")
+    if mode == "Bundled sample":
+        names = list(SAMPLES)
+        name = st.selectbox(
+            "Sample", names, key="dg_sample", format_func=lambda n: SAMPLES[n].title
+        )
+        st.caption(SAMPLES[name].description)
+        with guarded("loading the sample"):
+            _adopt_table(sample_table(name), f"sample:{name}", SAMPLES[name])
+    else:
+        upload = st.file_uploader(
+            "CSV, Parquet or Excel (.xlsx)", type=["csv", "tsv", "txt", "parquet", "pq", "xlsx"], key="up_table"
+        )
+        with st.expander("Read options"):
+            c1, c2 = st.columns(2)
+            delim = c1.selectbox("Delimiter", ["detect", ",", ";", "tab", "|"], key="dg_delim")
+            enc = c2.selectbox("Encoding", ["detect", "utf-8", "latin-1", "cp1252", "utf-16"], key="dg_enc")
+            na_codes = st.text_input("Extra missing codes (comma-separated)", key="dg_na_codes")
+            drop_missing = st.checkbox("Drop all-missing columns", key="dg_drop_missing")
+            inf_missing = st.checkbox("Treat inf as missing", key="dg_inf_missing")
+        if upload is not None:
+            options = upload_options(
+                delimiter=None if delim == "detect" else ("\t" if delim == "tab" else delim),
+                encoding=None if enc == "detect" else enc,
+                na_values=tuple(c.strip() for c in (na_codes or "").split(",") if c.strip()),
+                drop_all_missing=drop_missing,
+                inf_as_missing=inf_missing,
+            )
+            with guarded(f"reading {upload.name}"):
+                data = upload.getvalue()
+                table = cached_upload(data, upload.name, options)
+                _adopt_table(table, f"upload:{upload.name}:{table.sha256}", None)
+                if table.dropped_columns:
+                    st.info("Dropped all-missing columns: " + ", ".join(table.dropped_columns))
+    table = st.session_state.get(Keys.TABLE)
+    if table is not None:
+        f = table.frame
+        st.caption(f"**{table.name}** · {f.shape[0]:,} rows × {f.shape[1]:,} columns")
+        st.dataframe(f.head(200), height=220, key="view_preview")
+    return table
+
+
+def columns_section() -> pd.DataFrame:
+    """Edit column roles and evidence groups in one table; returns the edited table."""
+    st.subheader("2 · Columns: roles and evidence groups")
+    st.caption(
+        "Roles are inferred; change any of them. Each feature column belongs to one evidence group "
+        "(by default its own). Columns read by a target definition, and the key, weight, domain and "
+        "group columns, are never features."
+    )
+    base = st.session_state[Keys.COLUMNS]
+    edited = st.data_editor(
+        base,
+        key=f"ed_columns_{st.session_state.get(Keys.EDITOR_VERSION, 0)}",
+        hide_index=True,
+        disabled=["column", "dtype", "missing_share", "n_unique"],
+        column_config={
+            "role": st.column_config.SelectboxColumn("role", options=list(ROLES), required=True),
+            "group": st.column_config.TextColumn("evidence group", required=True),
+            "missing_share": st.column_config.NumberColumn("missing", format="percent"),
+        },
+        height=min(38 * (len(base) + 1), 420),
+    )
+    return edited
+
+
+def _replace_columns_table(table: pd.DataFrame) -> None:
+    st.session_state[Keys.COLUMNS] = table
+    st.session_state[Keys.EDITOR_VERSION] = st.session_state.get(Keys.EDITOR_VERSION, 0) + 1
+
+
+def groups_tools_section(edited: pd.DataFrame) -> None:
+    """Assign groups by prefix/regex rules or an uploaded ``column,group`` CSV."""
+    with st.expander("Assign groups by rules or CSV"):
+        st.caption("One rule per line: `prefix: bureau_ -> bureau` or `regex: ^(age|income) -> applicant`.")
+        text = st.text_area("Rules", key="dg_group_rules", height=100)
+        if st.button("Apply rules", key="act_apply_rules"):
+            with guarded("applying group rules"):
+                rules = [_parse_rule(line) for line in text.splitlines() if line.strip()]
+                mapping = apply_group_rules(list(edited["column"]), rules)
+                _replace_columns_table(edited.assign(group=[mapping.get(c, g) for c, g in zip(edited["column"], edited["group"])]))
+                st.rerun()
+        csv_file = st.file_uploader("Upload a column,group CSV", type=["csv"], key="up_group_csv")
+        if csv_file is not None and st.button("Apply CSV", key="act_apply_csv"):
+            with guarded("reading the group CSV"):
+                mapping = parse_group_csv(csv_file.getvalue(), list(edited["column"]))
+                _replace_columns_table(edited.assign(group=[mapping.get(c, g) for c, g in zip(edited["column"], edited["group"])]))
+                st.rerun()
+        if st.button("Reset to one group per column", key="act_reset_groups"):
+            _replace_columns_table(edited.assign(group=edited["column"]))
+            st.rerun()
+
+
+def _parse_rule(line: str) -> GroupRule:
+    kind, _, rest = line.partition(":")
+    pattern, arrow, group = rest.rpartition("->")
+    kind = kind.strip().lower()
+    if not arrow or kind not in {"prefix", "regex"} or not pattern.strip() or not group.strip():
+        raise AuditInputError(
+            "GROUP_RULE_SYNTAX",
+            f"Cannot read the rule {line.strip()!r}. Write 'prefix: PATTERN -> GROUP' or 'regex: PATTERN -> GROUP'.",
+        )
+    return GroupRule(pattern=pattern.strip(), group=group.strip(), kind=kind)  # type: ignore[arg-type]
+
+
+def _target_label(t: dict[str, Any]) -> str:
+    if t["kind"] == "class":
+        pos = t.get("positive")
+        return f"{t['column']} == {pos!r}" if pos is not None else f"{t['column']} (multi-class)"
+    if t["kind"] == "threshold":
+        return f"{t['column']} {t.get('op', '>=')} {t['threshold']}"
+    return str(t["expression"])
+
+
+def targets_section(frame: pd.DataFrame) -> None:
+    """List, add and remove named target definitions; pick the primary one."""
+    st.subheader("3 · Target definitions")
+    targets: list[dict] = st.session_state[Keys.TARGETS]
+    if targets:
+        st.dataframe(
+            pd.DataFrame([{"name": t["name"], "kind": t["kind"], "definition": _target_label(t)} for t in targets]),
+            hide_index=True,
+            key="view_targets",
+        )
+        names = [t["name"] for t in targets]
+        st.selectbox("Primary target (used for training)", names, key="dg_primary")
+        drop = st.selectbox("Remove a definition", [NONE] + names, key="dg_drop_target")
+        if drop != NONE and st.button("Remove", key="act_remove_target"):
+            st.session_state[Keys.TARGETS] = [t for t in targets if t["name"] != drop]
+            st.rerun()
+    else:
+        st.info("No target yet: add one below.")
+    with st.expander("Add a target definition", expanded=not targets):
+        kind = st.radio("Kind", ["class", "threshold", "expression"], horizontal=True, key="dg_new_kind")
+        name = st.text_input("Name", key="dg_new_name")
+        d: dict[str, Any] = {"kind": kind, "name": name.strip()}
+        if kind == "class":
+            col = st.selectbox("Class column", list(frame.columns), key="dg_new_col")
+            values = [NONE + " (multi-class)"] + [str(v) for v in pd.unique(frame[col].dropna())[:50]]
+            pos = st.selectbox("Positive class", values, key="dg_new_pos")
+            raw = {str(v): v for v in pd.unique(frame[col].dropna())[:50]}
+            d.update(column=col, positive=None if pos.startswith(NONE) else _plain(raw[pos]))
+        elif kind == "threshold":
+            numeric = [c for c in frame.columns if pd.api.types.is_numeric_dtype(frame[c].dtype)]
+            col = st.selectbox("Numeric column", numeric, key="dg_new_tcol")
+            op = st.selectbox("Operator", [">=", ">"], key="dg_new_op")
+            st.session_state.setdefault("dg_new_thr", 0.0)
+            thr = st.number_input("Threshold", key="dg_new_thr")
+            d.update(column=col, op=op, threshold=float(thr))
+        else:
+            d["expression"] = st.text_input("Expression (e.g. `income_real >= 50000 and age < 65`)", key="dg_new_expr")
+        if st.button("Add definition", key="act_add_target"):
+            with guarded("adding the target definition"):
+                definition = target_from_dict(d)
+                definition.apply(frame)  # refuse bad definitions now, naming the column
+                if any(t["name"] == definition.name for t in targets):
+                    raise AuditInputError("TARGET_DUPLICATE_NAME", f"A target named {definition.name!r} already exists.")
+                st.session_state[Keys.TARGETS] = targets + [definition.to_dict()]
+                st.rerun()
+
+
+def _plain(v: Any) -> Any:
+    return v.item() if isinstance(v, np.generic) else v
+
+
+def special_columns_section(frame: pd.DataFrame) -> None:
+    """Key, weight, domain and group columns, eligibility filter, preprocessing options."""
+    st.subheader("4 · Records: key, weights, domains, eligibility")
+    cols = [NONE] + list(frame.columns)
+    c1, c2, c3, c4 = st.columns(4)
+    c1.selectbox("Record key", cols, key="dg_key")
+    c2.selectbox("Weight", cols, key="dg_weight")
+    c3.selectbox("Domain", cols, key="dg_domain")
+    c4.selectbox("Group (person, site…)", cols, key="dg_group_col")
+    domain = st.session_state.get("dg_domain", NONE)
+    if domain != NONE:
+        values = sorted(map(str, pd.unique(frame[domain].dropna())))[:100]
+        info: SampleInfo | None = st.session_state.get(Keys.SAMPLE)
+        d1, d2 = st.columns(2)
+        src = str(info.source_domain) if info and str(info.source_domain) in values else values[0]
+        tgt = str(info.target_domain) if info and str(info.target_domain) in values else values[min(1, len(values) - 1)]
+        if st.session_state.get("dg_source_value") not in values:
+            st.session_state["dg_source_value"] = src
+        if st.session_state.get("dg_target_value") not in values:
+            st.session_state["dg_target_value"] = tgt
+        d1.selectbox("Source domain (training)", values, key="dg_source_value")
+        d2.selectbox("Target domain", values, key="dg_target_value")
+    st.text_input("Eligibility filter (expression; blank keeps all rows)", key="dg_eligibility")
+    st.checkbox("Add missingness indicators", key="dg_missing_ind")
+
+
+def _domain_value(frame: pd.DataFrame, column: str | None, text: str | None) -> Any:
+    if column is None or text is None:
+        return None
+    for v in pd.unique(frame[column].dropna()):
+        if str(v) == text:
+            return _plain(v)
+    return None
+
+
+def current_config(table: LoadedTable, edited: pd.DataFrame) -> tuple[DatasetConfig, dict[str, str]]:
+    """The declaration as it stands in the widgets, and the raw column → group map."""
+    ss = st.session_state
+
+    def opt(key: str) -> str | None:
+        v = ss.get(key, NONE)
+        return None if v in (None, NONE) else v
+
+    domain = opt("dg_domain")
+    config = DatasetConfig(
+        name=table.name,
+        targets=tuple(ss.get(Keys.TARGETS, [])),
+        primary_target=opt("dg_primary"),
+        roles=dict(zip(edited["column"], edited["role"])),
+        eligibility=(ss.get("dg_eligibility") or "").strip() or None,
+        weight_column=opt("dg_weight"),
+        key_column=opt("dg_key"),
+        domain_column=domain,
+        group_column=opt("dg_group_col"),
+        source_domain=_domain_value(table.frame, domain, ss.get("dg_source_value")),
+        target_domain=_domain_value(table.frame, domain, ss.get("dg_target_value")),
+        missing_indicators=bool(ss.get("dg_missing_ind", False)),
+    )
+    groups = {c: str(g) if g is not None else "" for c, g in zip(edited["column"], edited["group"])}
+    return config, groups
+
+
+def model_section(table: LoadedTable, config: DatasetConfig, groups: dict[str, str]) -> None:
+    """Choose a baseline, then train a zoo model or import one; saves a run."""
+    st.subheader("5 · Baseline and model")
+    c1, c2, c3 = st.columns([2, 2, 1])
+    baseline = c1.selectbox("Baseline vector", list(BASELINE_KINDS), key="dg_baseline")
+    tab_train, tab_import = st.tabs(["Train a model", "Import a model"])
+    with tab_train:
+        kind = st.selectbox("Model", list(ZOO), format_func=lambda k: ZOO[k][0], key="dg_model_kind")
+        st.session_state.setdefault("dg_seed", 0)
+        seed = int(st.number_input("Seed", min_value=0, step=1, key="dg_seed"))
+        if st.button("Train model", type="primary", key="act_train"):
+            with guarded("training the model"):
+                dataset = build_dataset(table.frame, config)
+                bar = st.progress(0.0, text="Preparing…")
+                ws = train_workspace(
+                    dataset,
+                    spec=ModelSpec(kind=kind, seed=seed),
+                    raw_groups=groups,
+                    baseline_kind=baseline,
+                    progress=lambda f, m: bar.progress(min(max(f, 0.0), 1.0), text=m),
+                )
+                _store(ws)
+    with tab_import:
+        st.caption("Accepted: a scikit-learn model or pipeline saved with skops, or a LightGBM text model. Pickles are never loaded.")
+        upload = st.file_uploader("Model file", type=["skops", "txt"], key="up_model")
+        if upload is not None and st.button("Import model", key="act_import"):
+            with guarded(f"importing {upload.name}"):
+                dataset = build_dataset(table.frame, config)
+                model = import_model(upload.getvalue(), name=upload.name, table=dataset.frame)
+                ws = attach_model(dataset, model, raw_groups=groups, baseline_kind=baseline)
+                _store(ws)
+
+
+def _store(ws: Workspace) -> None:
+    run_id = save_workspace(registry(), ws)
+    st.session_state[Keys.WORKSPACE] = ws
+    st.session_state[Keys.LAST_RUN] = run_id
+    auc = ws.metrics.query("split == 'test' and metric == 'auroc'")["value"].iloc[0]
+    st.session_state[Keys.MESSAGE] = (
+        f"Model ready: {ws.model.spec.get('kind')} · held-out AUROC {auc:.3f} · "
+        f"{ws.grouping.n_groups} evidence groups · saved as run {run_id}."
+    )
+
+
+def workspace_section(groups: dict[str, str]) -> Workspace | None:
+    """Show the current model: message, held-out metrics and the raw-origin table."""
+    ws: Workspace | None = st.session_state.get(Keys.WORKSPACE)
+    if ws is None:
+        return None
+    baseline = st.session_state.get("dg_baseline", ws.baseline_kind)
+    wanted = {c: g for c, g in groups.items() if c in set(ws.model.origins["raw_column"])}
+    if wanted != ws.grouping.raw_map() or baseline != ws.baseline_kind:
+        with guarded("regrouping"):
+            ws = ws.with_grouping(wanted, baseline_kind=baseline)
+            st.session_state[Keys.WORKSPACE] = ws
+    if st.session_state.get(Keys.MESSAGE):
+        st.success(st.session_state[Keys.MESSAGE], icon=":material/check_circle:")
+    st.dataframe(
+        ws.metrics.pivot(index="metric", columns="split", values="value").reset_index(),
+        hide_index=True,
+        key="view_metrics",
+    )
+    st.markdown(f"**Raw-origin table** · grouping hash `{ws.grouping.hash[:12]}` · baseline `{ws.baseline_kind}`")
+    st.dataframe(ws.grouping.to_frame(), hide_index=True, height=300, key="view_origin_table")
+    return ws

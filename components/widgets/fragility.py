@@ -1,0 +1,263 @@
+"""Widgets and display helpers of the Fragility page.
+
+Widget keys: value widgets ``fr_``, buttons ``act_fr_``, display elements
+``view_fr_``. Results live in session state under :data:`AUDIT_KEY`.
+
+Cancellation: the audit runs in chunks and reports progress after each
+chunk. Clicking **Stop** makes Streamlit interrupt the running script at the
+next progress update (its rerun-on-interaction behaviour); the rerun then
+sees the Stop click, records :data:`STOP_KEY` and says the run was stopped;
+nothing partial is stored or saved. The same flag is passed to the library
+as ``should_stop`` so a run that is *not* interrupted (e.g. headless) also
+stops between chunks.
+"""
+from __future__ import annotations
+
+
+import numpy as np
+import pandas as pd
+import streamlit as st
+
+from audit_core.fragility import neural
+from audit_core.fragility.audit import AuditOptions, FragilityAudit, compare_models
+from audit_core.fragility.engine import FragilityConfig
+from audit_core.fragility.operators import FAMILIES
+from audit_core.limits import Limits
+from audit_core.models.training import Workspace
+from audit_core.models.zoo import ZOO
+from audit_core.runs.compare import runs_overview
+from audit_core.runs.save import save_fragility_run
+from components.feedback import guarded
+from components.figures import fragility as ff
+from components.state import Keys, registry
+
+__all__ = ["AUDIT_KEY", "STOP_KEY", "NEURAL_KEY", "options_form", "should_stop", "store_result", "show_audit",
+           "neural_section"]
+
+AUDIT_KEY = "fragility_audit"
+RUN_KEY = "fragility_run_id"
+STOP_KEY = "fragility_stop"
+COMPARE_KEY = "fragility_compare"
+NEURAL_KEY = "fragility_neural"
+
+
+def options_form(ws: Workspace) -> AuditOptions:
+    """Setup widgets; returns the audit options."""
+    G = ws.grouping.n_groups
+    c1, c2, c3, c4 = st.columns(4)
+    max_cases = c1.number_input("Case-sample cap", min_value=20, max_value=max(20, len(ws.test_index)),
+                                value=min(200, max(20, len(ws.test_index))), step=50, key="fr_max_cases",
+                                help="Held-out cases certified (seeded sample). Raise it for a fuller audit.")
+    k = c2.number_input("Audit depth K", min_value=1, max_value=G, value=min(5, G), key="fr_k")
+    path = c3.selectbox("Removal path", ["static", "adaptive"], key="fr_path")
+    seed = c4.number_input("Seed", min_value=0, value=0, key="fr_seed")
+    families = st.multiselect("Degradation families", list(FAMILIES), default=list(FAMILIES), key="fr_families")
+    c5, c6 = st.columns(2)
+    base_sens = c5.checkbox("Baseline sensitivity (mean, median, mode, zero)", value=False, key="fr_baseline_sens")
+    draws = c6.number_input("Draws R for stochastic operators", min_value=2, max_value=50, value=10, key="fr_draws")
+    sample = st.session_state.get(Keys.SAMPLE)
+    codes = dict(getattr(sample, "missing_codes", {}) or {})
+    return AuditOptions(
+        config=FragilityConfig(k=int(k), path=path, families=tuple(families) or FAMILIES, n_draws=int(draws), seed=int(seed)),
+        max_cases=int(max_cases), case_seed=int(seed), stress_seed=int(seed), missing_codes=codes,
+        baseline_sensitivity=bool(base_sens), exact_max_groups=Limits.from_env().max_exact_groups,
+    )
+
+
+def should_stop() -> bool:
+    return bool(st.session_state.get(STOP_KEY, False))
+
+
+def store_result(ws: Workspace, audit: FragilityAudit) -> None:
+    """Keep the audit in session and save it to the registry when complete."""
+    st.session_state[AUDIT_KEY] = audit
+    st.session_state[COMPARE_KEY] = None
+    st.session_state[RUN_KEY] = save_fragility_run(registry(), ws, audit) if audit.complete else None
+
+
+def _headline(audit: FragilityAudit) -> None:
+    s = audit.summary
+    run_id = st.session_state.get(RUN_KEY)
+    st.success(
+        f"Certified {len(s)} cases · mean k* {s['k_star'].mean():.2f} · mean FDS {s['fds'].mean():.3f}"
+        + (f" · saved as run {run_id}" if run_id else ""),
+        icon=":material/verified:",
+    )
+    for note in audit.notes:
+        st.caption(note)
+    conf = s[s["p_hat"] >= 0.8]
+    if len(conf) and "donor_any" in s:
+        st.markdown(
+            f"**Confident but brittle:** {int(conf['donor_any'].sum())} of {len(conf)} cases with p̂ ≥ 0.8 flip "
+            "under at least one donor replacement."
+        )
+
+
+def _ranking(audit: FragilityAudit) -> None:
+    st.subheader("Which score finds brittle cases?")
+    labels = list(audit.auroc["label"].unique())
+    c1, c2 = st.columns(2)
+    label = c1.selectbox("Brittle label", labels, key="fr_label")
+    stratum = c2.selectbox("Stratum", list(audit.auroc["stratum"].unique()), key="fr_stratum")
+    st.plotly_chart(ff.auroc_figure(audit.auroc, label=label, stratum=stratum), key="view_fr_auroc")
+    part = audit.auroc[(audit.auroc["label"] == label) & (audit.auroc["stratum"] == stratum)]
+    st.dataframe(part.sort_values("auroc", ascending=False), hide_index=True, key="view_fr_auroc_table")
+    if part["same_ranking"].any():
+        st.caption("Binary task: max-softmax, negative entropy, margin and negative energy are monotone transforms "
+                   "of one another and rank identically, so they count as one piece of evidence.")
+    st.markdown("**Incremental value over confidence** (5-fold CV AUROC of a logistic model; paired bootstrap interval)")
+    st.dataframe(audit.incremental, hide_index=True, key="view_fr_incremental")
+
+
+def _heatmaps(audit: FragilityAudit) -> None:
+    st.subheader("Heatmaps")
+    with guarded("reading saved fragility runs"):
+        reg = registry()
+        runs = reg.list_runs(audit_kind="fragility", status="done")
+        overview = runs_overview([reg.load(r) for r in runs["run_id"].head(30)])
+        if overview["model"].nunique() > 1 or overview["dataset"].nunique() > 1:
+            value = st.radio("Summary", ["mean_fds", "share_brittle_confident", "mean_rcma"], horizontal=True, key="fr_heat_value")
+            st.plotly_chart(ff.runs_heatmap_figure(overview, value=value), key="view_fr_runs_heatmap")
+        else:
+            st.caption("The dataset × model heatmap appears once fragility runs of several models or datasets are saved.")
+    order = audit.summary.sort_values("fds", ascending=False)["key"]
+    delta = audit.batch.delta_frame()
+    st.plotly_chart(ff.delta_heatmap_figure(delta.loc[order]), key="view_fr_delta_heatmap")
+
+
+def _case_inspector(ws: Workspace, audit: FragilityAudit) -> None:
+    st.subheader("Case inspector")
+    s = audit.summary
+    mode = st.radio("Pick from", ["Top of FDS ranking", "Confident but fragile"], horizontal=True, key="fr_case_mode")
+    if mode == "Confident but fragile":
+        pool = s[(s["p_hat"] >= 0.8) & (s["k_star"] <= audit.batch.protocol.k)]
+        pool = pool if len(pool) else s
+    else:
+        pool = s
+    pool = pool.sort_values("fds", ascending=False).head(50)
+    keys = [str(k) for k in pool["key"]]
+    if st.session_state.get("fr_case") not in keys:
+        st.session_state["fr_case"] = keys[0]
+    key = st.selectbox("Case", keys, key="fr_case")
+    i = int(np.flatnonzero(s["key"].astype(str).to_numpy() == key)[0])
+    cert = audit.batch.certificate(i)
+    st.markdown(f"#### Case trajectory · {key}")
+    st.caption(f"ŷ = {cert.y_hat}, p̂ = {cert.p_hat:.3f}, m0 = {cert.m0:.3f}, k* = {cert.k_star}, RCMA = {cert.rcma:.3f}, "
+               f"d = {cert.d:.2f}, FDS = {cert.fds:.3f}")
+    c1, c2 = st.columns(2)
+    c1.plotly_chart(ff.trajectory_figure(cert), key="view_fr_trajectory")
+    c2.plotly_chart(ff.degradation_figure(cert), key="view_fr_degradation")
+    names = cert.protocol.group_names
+    order = pd.DataFrame({"rank": range(1, len(cert.order) + 1), "group": [names[g] for g in cert.order],
+                          "delta": [cert.delta[g] for g in cert.order]})
+    st.dataframe(order, hide_index=True, key="view_fr_order")
+    _model_comparison(ws, audit, str(key))
+
+
+def _model_comparison(ws: Workspace, audit: FragilityAudit, key: str) -> None:
+    st.markdown("#### Same case under the nominal winner and the most stable model")
+    kinds = st.multiselect("Comparison models (trained on the same split)", list(ZOO),
+                           default=["lightgbm"] if "lightgbm" in ZOO else [], key="fr_compare_kinds")
+    if st.button("Train and compare", key="act_fr_compare"):
+        with guarded("training the comparison models"), st.spinner("Training and certifying…"):
+            st.session_state[COMPARE_KEY] = compare_models(ws, kinds, audit=audit)
+    result = st.session_state.get(COMPARE_KEY)
+    if result is None:
+        return
+    table, batches = result
+    st.dataframe(table, hide_index=True, key="view_fr_compare_table")
+    winner = table.loc[table["heldout_auroc"].idxmax(), "model"]
+    stable = table.loc[table["mean_rcma"].idxmin(), "model"]
+    cols = st.columns(2)
+    for col, (role, kind) in zip(cols, (("nominal winner", winner), ("most stable", stable))):
+        b = batches[kind][1]
+        i = int(np.flatnonzero(np.asarray(b.keys).astype(str) == key)[0])
+        col.plotly_chart(ff.trajectory_figure(b.certificate(i), title=f"{role}: {kind}"), key=f"view_fr_traj_{role.replace(' ', '_')}")
+
+
+def _search_and_temperature(audit: FragilityAudit) -> None:
+    st.subheader("Greedy vs exact and beam search")
+    st.dataframe(audit.search, hide_index=True, key="view_fr_search")
+    if audit.temperature is not None:
+        t = audit.temperature
+        st.subheader("Brittleness-aware temperature")
+        st.caption(f"T(x) = T0·(1 + β·FDS): T0 = {t.t0:.3f}, β = {t.beta:.3f} (fitted on {t.n_val} cases; "
+                   f"evaluated on {t.n_test}; pseudo-logits)")
+        st.plotly_chart(ff.temperature_figure(t.table), key="view_fr_temperature")
+        st.dataframe(t.table, hide_index=True, key="view_fr_temperature_table")
+    if audit.baseline is not None:
+        st.subheader("Baseline sensitivity")
+        st.dataframe(audit.baseline, hide_index=True, key="view_fr_baseline")
+
+
+def _exports(audit: FragilityAudit) -> None:
+    st.subheader("Export")
+    c1, c2, c3 = st.columns(3)
+    c1.download_button("Certificates (JSON lines)", audit.batch.to_jsonl(), file_name="certificates.jsonl",
+                       mime="application/jsonl", key="act_fr_dl_jsonl")
+    c2.download_button("Summary (CSV)", audit.summary.to_csv(index=False), file_name="fragility_summary.csv",
+                       mime="text/csv", key="act_fr_dl_csv")
+    c3.download_button("Summary (Parquet)", audit.summary.astype({"key": str}).to_parquet(index=False),
+                       file_name="fragility_summary.parquet", key="act_fr_dl_parquet")
+
+
+def show_audit(ws: Workspace, audit: FragilityAudit) -> None:
+    """Everything the page shows for a finished audit."""
+    _headline(audit)
+    st.plotly_chart(ff.distributions_figure(audit.summary), key="view_fr_distributions")
+    if not audit.complete:
+        st.warning("The run was stopped early: only the certificates computed so far are shown.")
+        _case_inspector(ws, audit)
+        return
+    _ranking(audit)
+    _heatmaps(audit)
+    _case_inspector(ws, audit)
+    _search_and_temperature(audit)
+    _exports(audit)
+
+
+def neural_section(ws: Workspace, options: AuditOptions) -> None:
+    """Expander "FR-ResMLP (optional)": how to enable it, or train and compare with α = γ = 0."""
+    with st.expander("FR-ResMLP (optional)", expanded=st.session_state.get(NEURAL_KEY) is not None):
+        st.caption("A fragility-regularised residual MLP (PyTorch, CPU): cross-entropy + α·SymKL(p(x) ‖ p(x̃)) + "
+                   "γ·margin hinge, where x̃ attenuates random evidence groups toward the baseline. It is trained on "
+                   "this workspace's training rows (same preprocessing) and compared with the same network at "
+                   "α = γ = 0 on held-out AUROC, mean RCMA and mean FDS.")
+        if not neural.torch_available():
+            st.info(
+                "FR-ResMLP needs PyTorch, which is not installed. Enable it with "
+                f"`{neural.INSTALL_COMMAND}` (CPU build, torch==2.13.0) and restart the app; "
+                "`make test` installs it too.",
+                icon=":material/extension:",
+            )
+            return
+        c1, c2, c3, c4 = st.columns(4)
+        alpha = c1.number_input("α (SymKL weight)", min_value=0.0, max_value=10.0, value=float(neural.DEFAULTS["alpha"]),
+                                step=0.25, key="fr_neural_alpha")
+        gamma = c2.number_input("γ (margin hinge weight)", min_value=0.0, max_value=10.0,
+                                value=float(neural.DEFAULTS["gamma"]), step=0.25, key="fr_neural_gamma")
+        epochs = c3.number_input("Epochs", min_value=1, max_value=300, value=int(neural.DEFAULTS["epochs"]),
+                                 key="fr_neural_epochs")
+        width = c4.number_input("Width", min_value=4, max_value=512, value=int(neural.DEFAULTS["width"]), step=8,
+                                key="fr_neural_width")
+        if st.button("Train FR-ResMLP and compare", key="act_fr_neural"):
+            with guarded("training FR-ResMLP"):
+                bar = st.progress(0.0, text="Starting…")
+                result = neural.compare_fr_resmlp(
+                    ws, alpha=float(alpha), gamma=float(gamma), seed=options.config.seed,
+                    max_cases=options.max_cases, case_seed=options.case_seed, config=options.config,
+                    params={"epochs": int(epochs), "width": int(width)},
+                    progress=lambda f, m: bar.progress(min(1.0, max(0.0, f)), text=m),
+                )
+                st.session_state[NEURAL_KEY] = result
+                bar.empty()
+        result = st.session_state.get(NEURAL_KEY)
+        if result is None:
+            return
+        table = result.to_frame()
+        st.markdown(f"**FR-ResMLP vs the same network at α = γ = 0** · {result.n_train} training rows · "
+                    f"AUROC on {result.n_heldout} held-out rows · certificates on {result.n_cases} held-out cases")
+        st.dataframe(table, hide_index=True, key="view_fr_neural_table")
+        st.plotly_chart(ff.neural_comparison_figure(table), key="view_fr_neural_figure")
+        st.caption("Lower mean RCMA / FDS = less fragile under the same certificate protocol. "
+                   "RCMA is relative to each case's own margin, so it can move differently from FDS.")

@@ -1,0 +1,249 @@
+"""Widgets of the Runs & reports page: browse, open, compare, delete, export and import runs.
+
+Nothing here recomputes an audit: a run is shown from its stored tables, and
+its figures come from :data:`components.report.REPORT_FIGURES`, the same
+registry the HTML report uses.
+
+Widget keys: value widgets ``ru_``, buttons ``act_ru_``, uploads ``up_ru_``,
+display elements ``view_ru_``.
+
+Release gate: :data:`RECEIPT_GATE_HOOK` is called with the two compared runs
+and returns a short markdown text or ``None``. The default runs
+:func:`audit_core.runs.gate.compare_runs` (scope ``production``, default
+rules) and shows both verdicts, PASSED/FAILED and the gate's receipt.
+"""
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+
+import pandas as pd
+import streamlit as st
+
+from audit_core.runs.bundle import export_bundle, import_bundle, parquet_zip
+from audit_core.runs.compare import compare_runs_tables
+from audit_core.runs.gate import compare_runs
+from audit_core.runs.registry import RunRecord
+from components.feedback import guarded
+from components.report import figures_for, render_report, summary_frame
+from components.state import registry
+
+__all__ = [
+    "RECEIPT_GATE_HOOK",
+    "compare_section",
+    "default_receipt_gate",
+    "filtered_runs",
+    "import_section",
+    "run_view_section",
+]
+
+_PENDING_DELETE = "runs_pending_delete"  # session key (not a widget): run id awaiting confirmation
+_ALL = "(all)"
+
+
+def default_receipt_gate(record_a: RunRecord, record_b: RunRecord) -> str | None:
+    """The release gate between the two compared runs (:func:`audit_core.runs.gate.compare_runs`).
+
+    Returns
+    -------
+    str
+        Markdown: both release verdicts, PASSED/FAILED, the gate's receipt
+        (the minimal sets that account for a changed verdict) and the absent
+        grounds, with a pointer to the Receipts page's release gate, which
+        shows the executed cube for these runs.
+    """
+    r = compare_runs(record_a, record_b)
+    absent = f" Absent grounds (UNKNOWN): {', '.join(r.grounds_absent)}." if r.grounds_absent else ""
+    return (f"Release gate (scope {r.scope}): A **{r.verdict_a}** → B **{r.verdict_b}**: "
+            f"**{'PASSED' if r.passed else 'FAILED'}** · receipt `{r.receipt_text}`.{absent} "
+            "The executed cube is on the Receipts page (release gate), or run "
+            f"`reliability-audit gate {record_a.run_id} {record_b.run_id}`.")
+
+
+#: ``hook(record_a, record_b) -> markdown | None``; see the module docstring.
+RECEIPT_GATE_HOOK: Callable[[RunRecord, RunRecord], str | None] = default_receipt_gate
+
+
+def _label(runs: pd.DataFrame) -> Callable[[str], str]:
+    info = runs.set_index("run_id")
+
+    def fmt(run_id: str) -> str:
+        if run_id not in info.index:
+            return run_id
+        r = info.loc[run_id]
+        return f"{r['created_at'][:19].replace('T', ' ')} · {run_id[-8:]} · {r['audit_kind']} · {r['dataset_name']} · {r['model'] or '—'} · {r['status']}"
+
+    return fmt
+
+
+def filtered_runs() -> pd.DataFrame:
+    """Filter widgets (kind, model, dataset fingerprint, date range) and the filtered run list."""
+    runs = registry().list_runs()
+    st.caption(f"Registry: `{registry().path}` · {len(runs)} saved run(s)")
+    if runs.empty:
+        return runs
+    c1, c2, c3, c4 = st.columns([1, 1, 2, 2])
+    kinds = c1.multiselect("Audit kind", sorted(runs["audit_kind"].unique()), key="ru_kind")
+    models = c2.multiselect("Model", sorted(runs["model"].dropna().unique()), key="ru_model")
+    fps = runs.drop_duplicates("dataset_fingerprint")
+    fp_label = dict(zip(fps["dataset_fingerprint"], fps["dataset_name"]))
+    fingerprint = c3.selectbox(
+        "Dataset (fingerprint)",
+        [_ALL, *fp_label],
+        key="ru_fingerprint",
+        format_func=lambda f: f if f == _ALL else f"{fp_label[f]} · {f[:12]}",
+    )
+    created = pd.to_datetime(runs["created_at"], utc=True, format="ISO8601")
+    lo, hi = created.min().date(), created.max().date()
+    dates = c4.date_input("Created between", value=(lo, hi), key="ru_dates")
+    out = runs
+    if kinds:
+        out = out[out["audit_kind"].isin(kinds)]
+    if models:
+        out = out[out["model"].isin(models)]
+    if fingerprint != _ALL:
+        out = out[out["dataset_fingerprint"] == fingerprint]
+    if isinstance(dates, (tuple, list)) and len(dates) == 2:
+        day = pd.to_datetime(out["created_at"], utc=True, format="ISO8601").dt.date
+        out = out[(day >= dates[0]) & (day <= dates[1])]
+    st.dataframe(out, hide_index=True, key="view_ru_runs")
+    return out
+
+
+@st.cache_data(show_spinner=False, max_entries=16)
+def _load(run_id: str, updated_at: str, path: str) -> RunRecord:
+    # Keyed by updated_at too, so a changed run is never served stale. Plain
+    # dicts instead of the read-only mapping proxies, which cannot be pickled.
+    record = registry().load(run_id)
+    return dataclasses.replace(record, tables=dict(record.tables), artifacts=dict(record.artifacts))
+
+
+def _clear_caches() -> None:
+    _load.clear()
+    _report_bytes.clear()
+
+
+@st.cache_data(show_spinner="Building the report…", max_entries=4)
+def _report_bytes(run_id: str, updated_at: str, path: str) -> bytes:
+    return render_report(_load(run_id, updated_at, path)).encode("utf-8")
+
+
+def _record(runs: pd.DataFrame, run_id: str) -> RunRecord:
+    updated = str(runs.set_index("run_id").loc[run_id, "updated_at"])
+    return _load(run_id, updated, str(registry().path))
+
+
+def show_record(record: RunRecord, *, key: str) -> None:
+    """A saved run as stored: summary, figures (rebuilt from its tables), tables, manifest."""
+    st.dataframe(summary_frame(record), hide_index=True, key=f"view_ru_{key}_summary")
+    if record.error:
+        st.error(f"This run failed: {record.error}", icon=":material/error:")
+    figs = figures_for(record)
+    if not figs and record.tables:
+        st.caption(f"No figures are registered for audit kind '{record.audit_kind}'; showing its tables.")
+    for i, (title, fig) in enumerate(figs):
+        st.plotly_chart(fig, key=f"view_ru_{key}_fig_{i}")
+    for name, df in record.tables.items():
+        with st.expander(f"Table `{name}` · {df.shape[0]:,} × {df.shape[1]}"):
+            st.dataframe(df, hide_index=True, key=f"view_ru_{key}_table_{name}")
+    with st.expander("Manifest (seeds, input hashes, versions)"):
+        st.json(record.manifest, expanded=True)
+    with st.expander("Configuration"):
+        st.json(record.config, expanded=True)
+
+
+def run_view_section(runs: pd.DataFrame) -> None:
+    """Open one run, export it, or delete it (with a confirmation step)."""
+    if runs.empty:
+        st.info("No runs match the filters.")
+        return
+    ids = list(runs["run_id"])
+    run_id = st.selectbox("Run", ids, key="ru_open", format_func=_label(runs))
+    with guarded("opening the run"):
+        record = _record(runs, run_id)
+        c1, c2, c3, c4 = st.columns(4)
+        safe = run_id.replace(":", "_")
+        c1.download_button(
+            "HTML report",
+            data=_report_bytes(run_id, record.updated_at, str(registry().path)),
+            file_name=f"report-{safe}.html",
+            mime="text/html",
+            key="act_ru_dl_html",
+        )
+        c2.download_button(
+            "JSON bundle", data=export_bundle(record), file_name=f"run-{safe}.json", mime="application/json", key="act_ru_dl_bundle"
+        )
+        c3.download_button(
+            "Parquet tables (zip)", data=parquet_zip(record), file_name=f"tables-{safe}.zip", mime="application/zip", key="act_ru_dl_parquet"
+        )
+        if c4.button("Delete run…", key="act_ru_delete"):
+            st.session_state[_PENDING_DELETE] = run_id
+        _delete_confirmation(run_id)
+        show_record(record, key="open")
+
+
+def _delete_confirmation(run_id: str) -> None:
+    if st.session_state.get(_PENDING_DELETE) != run_id:
+        return
+    st.warning(f"Delete run `{run_id}` with all its tables? This cannot be undone.", icon=":material/warning:")
+    c1, c2 = st.columns(2)
+    if c1.button("Yes, delete it", type="primary", key="act_ru_confirm_delete"):
+        with guarded("deleting the run"):
+            registry().delete(run_id)
+            st.session_state[_PENDING_DELETE] = None
+            st.session_state.pop("ru_open", None)
+            _clear_caches()
+            st.success(f"Deleted run {run_id}.")
+            st.rerun()
+    if c2.button("Cancel", key="act_ru_cancel_delete"):
+        st.session_state[_PENDING_DELETE] = None
+        st.rerun()
+
+
+def compare_section(runs: pd.DataFrame) -> None:
+    """Two runs side by side: metric deltas, verdict changes and the release-gate hook."""
+    if len(runs) < 2:
+        st.info("Save at least two runs (matching the filters) to compare them.")
+        return
+    ids = list(runs["run_id"])
+    fmt = _label(runs)
+    c1, c2 = st.columns(2)
+    a = c1.selectbox("Run A (baseline)", ids, index=min(1, len(ids) - 1), key="ru_cmp_a", format_func=fmt)
+    b = c2.selectbox("Run B (candidate)", ids, index=0, key="ru_cmp_b", format_func=fmt)
+    if a == b:
+        st.info("Pick two different runs.")
+        return
+    with guarded("comparing the runs"):
+        ra, rb = _record(runs, a), _record(runs, b)
+        if ra.dataset_fingerprint != rb.dataset_fingerprint:
+            st.caption("The two runs audited different data (dataset fingerprints differ).")
+        deltas = compare_runs_tables(ra.tables, rb.tables)
+        if "verdict changes" in deltas:
+            changes = deltas.pop("verdict changes")
+            st.markdown(f"**Verdict changes** · {len(changes)} row(s)")
+            st.dataframe(changes, hide_index=True, key="view_ru_cmp_verdicts")
+        if not deltas:
+            st.info("The two runs share no table with numeric columns to compare.")
+        for name, df in deltas.items():
+            st.markdown(f"**{name}** · B − A")
+            st.dataframe(df, hide_index=True, key=f"view_ru_cmp_{name}")
+        link = RECEIPT_GATE_HOOK(ra, rb)
+        if link:
+            st.caption(link)
+        left, right = st.columns(2)
+        with left:
+            st.markdown("**Run A**")
+            show_record(ra, key="cmp_a")
+        with right:
+            st.markdown("**Run B**")
+            show_record(rb, key="cmp_b")
+
+
+def import_section() -> None:
+    """Upload a JSON bundle and restore its run (validated; clear errors)."""
+    upload = st.file_uploader("Run bundle (.json)", type=["json"], key="up_ru_bundle")
+    if upload is not None and st.button("Import run", key="act_ru_import"):
+        with guarded(f"importing {upload.name}"):
+            run_id = import_bundle(registry(), upload.getvalue(), name=upload.name)
+            _clear_caches()
+            st.success(f"Imported run {run_id}.", icon=":material/check_circle:")

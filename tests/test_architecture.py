@@ -1,0 +1,335 @@
+"""The architecture, checked from the source: an import DAG in layers, no UI in the library, short modules.
+
+The graph is built with :mod:`ast` from every ``.py`` file of ``audit_core/``,
+``components/``, ``audit_cli/``, ``pages/`` and ``app.py`` (nothing is imported).
+Its nodes are modules (a package is its ``__init__``); an edge ``a -> b``
+means ``a`` imports ``b``:
+
+* ``import x.y`` -> ``x.y``; ``from x import n`` -> ``x.n`` when that is a
+  module, else ``x`` (a name of the package's ``__init__``); relative imports
+  are resolved against the importing module.
+* Every import statement counts, wherever it is: at module level, inside a
+  function (a lazy import does not hide a cycle) and under
+  ``if TYPE_CHECKING:`` (a type named in a signature is a dependency too, so a
+  module may only name types of its own layer or below).
+* The implicit import of a module's parent packages is not an edge: Python
+  initialises parents first, and a package ``__init__`` re-exporting its
+  submodules is the curated surface, not a cycle. A module that imports a
+  *name* from its own package's ``__init__`` does get the edge, and the cycle.
+* Names handed to ``importlib.import_module`` are not edges. The only such
+  names are the built-in audit plug-ins, which the plug-in registry loads by
+  name; :func:`test_builtin_plugins_are_named_by_existing_modules` checks them.
+
+Layers, lowest first (:data:`LAYERS`); a module may import its own layer
+and the layers below, and the groups of one layer (e.g. the three audits)
+never import each other::
+
+    foundation   audit_core.errors, .limits, .expr, .metrics
+    data         audit_core.data
+    models       audit_core.models
+    audits       audit_core.fragility | audit_core.transport | audit_core.receipts
+    runs         audit_core.runs
+    library      audit_core (the package's curated __init__)
+    app side     components
+    entry points audit_cli | pages, app
+
+So ``audit_core`` never imports ``components``, ``audit_cli``, ``pages`` or
+``app``; it never imports ``streamlit`` or ``plotly`` either, and the figure and
+report builders of ``components`` never import ``streamlit``.
+"""
+from __future__ import annotations
+
+import ast
+import importlib
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+#: What the graph covers (folders are walked recursively).
+SOURCES = ("audit_core", "components", "audit_cli", "pages", "app.py")
+MAX_LINES = 600
+
+#: Layers, lowest first; each is a tuple of groups, each group a tuple of module prefixes.
+LAYERS: tuple[tuple[str, tuple[tuple[str, ...], ...]], ...] = (
+    ("foundation", (("audit_core.errors", "audit_core.limits", "audit_core.expr", "audit_core.metrics"),)),
+    ("data", (("audit_core.data",),)),
+    ("models", (("audit_core.models",),)),
+    ("audits", (("audit_core.fragility",), ("audit_core.transport",), ("audit_core.receipts",))),
+    ("runs", (("audit_core.runs",),)),
+    ("library", (("audit_core",),)),
+    ("app side", (("components",),)),
+    ("entry points", (("audit_cli",), ("pages", "app"))),
+)
+#: Upward edges that are allowed, with the reason: (importer, imported) -> why.
+ALLOWED_UPWARD: dict[tuple[str, str], str] = {
+    ("components.routing", "app"): "Streamlit's v1 multipage fallback runs app.main() in place (module docstring)",
+}
+#: Third-party packages a module prefix must never import.
+BANNED_EXTERNAL: dict[str, tuple[str, ...]] = {
+    "audit_core": ("streamlit", "plotly"),
+    "components.figures": ("streamlit",),
+    "components.report": ("streamlit",),
+}
+
+
+@dataclass(frozen=True)
+class Graph:
+    """Internal edges (module -> imported modules) and external imports (module -> top-level names)."""
+
+    edges: Mapping[str, frozenset[str]]
+    external: Mapping[str, frozenset[str]]
+
+
+def _module_name(rel: Path) -> tuple[str, bool]:
+    parts = list(rel.with_suffix("").parts)
+    is_package = parts[-1] == "__init__"
+    if is_package:
+        parts = parts[:-1]
+    return ".".join(parts), is_package
+
+
+def discover(root: Path, sources: Iterable[str] = SOURCES) -> dict[str, tuple[Path, bool]]:
+    """Module name -> (file, is_package) for every ``.py`` file under ``sources``."""
+    found: dict[str, tuple[Path, bool]] = {}
+    for entry in sources:
+        path = root / entry
+        files = [path] if path.is_file() else sorted(p for p in path.rglob("*.py") if "__pycache__" not in p.parts)
+        for f in files:
+            name, is_package = _module_name(f.relative_to(root))
+            found[name] = (f, is_package)
+    return found
+
+
+def _targets(node: ast.Import | ast.ImportFrom, module: str, is_package: bool) -> list[tuple[str, list[str]]]:
+    """``[(base, names)]``: ``import a.b`` -> ``("a.b", [])``; ``from x import n, m`` -> ``("x", ["n", "m"])``."""
+    if isinstance(node, ast.Import):
+        return [(a.name, []) for a in node.names]
+    if node.level:
+        package = module.split(".") if is_package else module.split(".")[:-1]
+        package = package[: len(package) - (node.level - 1)]
+        base = ".".join(package + ([node.module] if node.module else []))
+    else:
+        base = node.module or ""
+    return [(base, [a.name for a in node.names])]
+
+
+def build_graph(root: Path, sources: Iterable[str] = SOURCES) -> Graph:
+    """The import graph of ``sources`` under ``root``, from the source text only."""
+    modules = discover(root, sources)
+    edges: dict[str, set[str]] = {m: set() for m in modules}
+    external: dict[str, set[str]] = {m: set() for m in modules}
+    for module, (path, is_package) in modules.items():
+        tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+        for node in ast.walk(tree):
+            if not isinstance(node, (ast.Import, ast.ImportFrom)):
+                continue
+            for base, names in _targets(node, module, is_package):
+                hits = [f"{base}.{n}" for n in names if f"{base}.{n}" in modules]
+                if len(hits) < len(names) or not names:  # some names are attributes of `base` itself
+                    known = base
+                    while known and known not in modules:
+                        known = known.rpartition(".")[0]
+                    if known:
+                        hits.append(known)
+                    elif base:
+                        external[module].add(base.split(".")[0])
+                edges[module].update(h for h in hits if h != module)
+    return Graph(edges={m: frozenset(e) for m, e in edges.items()},
+                 external={m: frozenset(e) for m, e in external.items()})
+
+
+def find_cycles(edges: Mapping[str, Iterable[str]]) -> list[list[str]]:
+    """One cycle ``[a, b, ..., a]`` per strongly connected component that has one (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    components: list[list[str]] = []
+    counter = 0
+
+    def strongconnect(v: str) -> None:
+        nonlocal counter
+        index[v] = low[v] = counter
+        counter += 1
+        stack.append(v)
+        on_stack.add(v)
+        for w in sorted(edges.get(v, ())):
+            if w not in index:
+                strongconnect(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                comp.append(w)
+                if w == v:
+                    break
+            if len(comp) > 1 or v in edges.get(v, ()):
+                components.append(sorted(comp))
+
+    for v in sorted(edges):
+        if v not in index:
+            strongconnect(v)
+    return [_cycle_in(comp, edges) for comp in components]
+
+
+def _cycle_in(component: list[str], edges: Mapping[str, Iterable[str]]) -> list[str]:
+    """A concrete cycle through the first module of a strongly connected component."""
+    members = set(component)
+    start = component[0]
+    path, seen = [start], {start}
+
+    def walk(v: str) -> list[str] | None:
+        for w in sorted(edges.get(v, ())):
+            if w == start:
+                return path + [start]
+            if w in members and w not in seen:
+                seen.add(w)
+                path.append(w)
+                found = walk(w)
+                if found:
+                    return found
+                path.pop()
+        return None
+
+    return walk(start) or [start, start]
+
+
+def layer_of(module: str, layers=LAYERS) -> tuple[int, int] | None:
+    """``(layer index, group index)`` of the longest matching prefix, or None."""
+    best: tuple[int, int, int] | None = None
+    for li, (_, groups) in enumerate(layers):
+        for gi, prefixes in enumerate(groups):
+            for p in prefixes:
+                if (module == p or module.startswith(p + ".")) and (best is None or len(p) > best[2]):
+                    best = (li, gi, len(p))
+    return None if best is None else best[:2]
+
+
+def layer_violations(edges: Mapping[str, Iterable[str]], layers=LAYERS,
+                     allowed: Mapping[tuple[str, str], str] = ALLOWED_UPWARD) -> list[str]:
+    """Edges that go up a layer or across groups of one layer, except ``allowed`` ones."""
+    out = []
+    for a in sorted(edges):
+        la = layer_of(a, layers)
+        for b in sorted(edges[a]):
+            lb = layer_of(b, layers)
+            if la is None or lb is None or (a, b) in allowed:
+                continue
+            if lb[0] > la[0]:
+                out.append(f"{a} ({layers[la[0]][0]}) imports {b} ({layers[lb[0]][0]}): upward")
+            elif lb[0] == la[0] and lb[1] != la[1]:
+                out.append(f"{a} imports {b}: two groups of the {layers[la[0]][0]} layer")
+    return out
+
+
+@pytest.fixture(scope="module")
+def graph() -> Graph:
+    return build_graph(ROOT)
+
+
+# ---------------------------------------------------------------------------
+# The project
+# ---------------------------------------------------------------------------
+def test_the_graph_covers_the_project(graph: Graph) -> None:
+    for name in ("audit_core", "audit_core.data.intake", "audit_core.runs.registry", "components.widgets.data",
+                 "audit_cli", "pages.fragility", "app"):
+        assert name in graph.edges, name
+    assert "audit_core.errors" in graph.edges["audit_core.data.dataset"]
+    assert len(graph.edges) > 100
+
+
+def test_no_import_cycles(graph: Graph) -> None:
+    cycles = find_cycles(graph.edges)
+    assert not cycles, "import cycles:\n" + "\n".join(" -> ".join(c) for c in cycles)
+
+
+def test_layers_are_respected(graph: Graph) -> None:
+    unplaced = sorted(m for m in graph.edges if layer_of(m) is None)
+    assert not unplaced, f"modules in no layer (add them to LAYERS): {unplaced}"
+    bad = layer_violations(graph.edges)
+    assert not bad, "layer violations:\n" + "\n".join(bad)
+
+
+def test_allowed_upward_edges_still_exist(graph: Graph) -> None:
+    stale = [pair for pair in ALLOWED_UPWARD if pair[1] not in graph.edges.get(pair[0], ())]
+    assert not stale, f"remove stale exceptions from ALLOWED_UPWARD: {stale}"
+
+
+def test_library_never_imports_the_ui(graph: Graph) -> None:
+    bad = []
+    for module, names in graph.external.items():
+        for prefix, banned in BANNED_EXTERNAL.items():
+            if module == prefix or module.startswith(prefix + "."):
+                bad += [f"{module} imports {n}" for n in sorted(names & set(banned))]
+    ui = ("components", "audit_cli", "pages", "app")
+    bad += [f"{m} imports {d}" for m, deps in graph.edges.items() if m.split(".")[0] == "audit_core"
+            for d in sorted(deps) if d.split(".")[0] in ui]
+    assert not bad, "\n".join(bad)
+
+
+def test_no_module_is_over_600_lines() -> None:
+    files = [p for p in ROOT.rglob("*.py")
+             if not any(part.startswith(".") or part == "__pycache__" for part in p.relative_to(ROOT).parts)]
+    assert len(files) > 100
+    long = {str(p.relative_to(ROOT)): n for p in files if (n := len(p.read_text(encoding="utf-8").splitlines())) > MAX_LINES}
+    assert not long, f"modules over {MAX_LINES} lines: {long}"
+
+
+def test_builtin_plugins_are_named_by_existing_modules(graph: Graph) -> None:
+    plugin = importlib.import_module("audit_core.runs.plugin")
+    names = plugin._BUILTIN_MODULES
+    assert names and all(n.startswith("audit_core.runs.plugins.") and n in graph.edges for n in names), names
+
+
+def test_top_level_of_the_library() -> None:
+    top = sorted(p.name for p in (ROOT / "audit_core").iterdir() if p.name != "__pycache__")
+    assert top == ["__init__.py", "data", "errors.py", "expr", "fragility", "limits.py", "metrics.py", "models",
+                   "receipts", "runs", "transport"]
+
+
+# ---------------------------------------------------------------------------
+# The checks themselves can fail
+# ---------------------------------------------------------------------------
+def test_find_cycles_reports_a_cycle() -> None:
+    edges = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}, "e": {"e"}, "f": set()}
+    assert find_cycles(edges) == [["a", "b", "c", "a"], ["e", "e"]]
+    assert find_cycles({"a": {"b"}, "b": set()}) == []
+
+
+def test_layer_violations_report_upward_and_sideways_edges() -> None:
+    layers = (("low", (("p.low",),)), ("mid", (("p.x",), ("p.y",))), ("top", (("p",),)))
+    edges = {"p.low.m": {"p.x.m"}, "p.x.m": {"p.y.m", "p.low.m"}, "p.y.m": set(), "p": {"p.x.m"}}
+    assert layer_violations(edges, layers, allowed={}) == [
+        "p.low.m (low) imports p.x.m (mid): upward",
+        "p.x.m imports p.y.m: two groups of the mid layer",
+    ]
+    assert layer_violations(edges, layers, allowed={("p.low.m", "p.x.m"): "why", ("p.x.m", "p.y.m"): "why"}) == []
+
+
+def test_build_graph_sees_relative_lazy_and_type_checking_imports(tmp_path: Path) -> None:
+    pkg = tmp_path / "pkg"
+    (pkg / "sub").mkdir(parents=True)
+    files = {
+        "__init__.py": "from .a import A\n",
+        "a.py": "import streamlit\nfrom typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from .b import B\nA = 1\n",
+        "b.py": "def f():\n    from .sub import c\n",
+        "sub/__init__.py": "",
+        "sub/c.py": "from ..a import A\nfrom .. import a\nfrom pkg import A as again\n",
+    }
+    for name, text in files.items():
+        (pkg / name).write_text(text)
+    g = build_graph(tmp_path, ["pkg"])
+    assert g.edges["pkg"] == {"pkg.a"}
+    assert g.edges["pkg.a"] == {"pkg.b"}  # TYPE_CHECKING import
+    assert g.edges["pkg.b"] == {"pkg.sub.c"}  # lazy `from . import submodule`
+    assert g.edges["pkg.sub.c"] == {"pkg.a", "pkg"}  # a name of the package's __init__
+    assert g.external["pkg.a"] == {"streamlit", "typing"}
+    cycles = find_cycles(g.edges)
+    assert cycles == [["pkg", "pkg.a", "pkg.b", "pkg.sub.c", "pkg"]]
