@@ -21,11 +21,9 @@ from audit_core.receipts.baseline import (
     MajorityFamilyModel,
     evaluate_baseline,
 )
+from audit_core.receipts.bench_mix import FAMILY_TYPES, apportion, family_type
 from audit_core.receipts.bench_metrics import (
-    FAMILY_TYPES,
-    apportion,
     bootstrap_interval,
-    family_type,
     paper_shape,
     score_predictions,
 )

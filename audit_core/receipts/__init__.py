@@ -16,12 +16,17 @@ from .accounting import (
     gold_from_benchmark, reason_debt, reason_debt_grid,
 )
 from .adjudicate import REFER, Adjudication, RuleTrace, adjudicate
-from .baseline import BaselineReport, MajorityReceiptModel, TfidfReceiptModel, evaluate_baseline
+from .baseline import (
+    TRIVIAL_MODELS, AlwaysNoChangeModel, BaselineReport, MajorityFamilyModel, MajorityReceiptModel, TfidfReceiptModel,
+    evaluate_baseline,
+)
+from .bench_metrics import bootstrap_interval, paper_shape, score_predictions
+from .bench_mix import FAMILY_TYPES, balance_frame, difficulty_frame, family_type
 from .controls import CONTROLS, add_distractor, cube_controls, invert, pair_relation_holds, permute_sources
 from .cube import (
     MAX_SOURCES, CubeResult, execute_cube, format_family, inverse_receipt, minimal_sets_bruteforce, parse_family,
 )
-from .generator import PARTS, BenchCase, Benchmark, BenchmarkConfig, generate_benchmark, serialise_case
+from .generator import PARTS, BenchCase, Benchmark, BenchmarkConfig, GenerationStats, generate_benchmark, serialise_case
 from .predictions import LineError, PredictionUpload, parse_predictions
 from .state import GROUND_TYPES, EvaluatorState, Ground, Norms, Rule, dump_state, load_state, state_from_dict
 from .state_cube import StateCube, execute_state_cube, hybrid_state, state_sources
@@ -40,7 +45,9 @@ __all__ = [
     "reason_debt_grid", "control_consistency", "gold_from_benchmark",
     # benchmark and learned baseline
     "PARTS", "BenchmarkConfig", "BenchCase", "Benchmark", "generate_benchmark", "serialise_case",
-    "TfidfReceiptModel", "MajorityReceiptModel", "BaselineReport", "evaluate_baseline",
+    "GenerationStats", "FAMILY_TYPES", "family_type", "balance_frame", "difficulty_frame",
+    "TfidfReceiptModel", "MajorityReceiptModel", "AlwaysNoChangeModel", "MajorityFamilyModel", "TRIVIAL_MODELS",
+    "BaselineReport", "evaluate_baseline", "score_predictions", "bootstrap_interval", "paper_shape",
     # uploads
     "LineError", "PredictionUpload", "parse_predictions",
 ]

@@ -1,14 +1,10 @@
-"""Benchmark metrics that inertia cannot game: receipt-family types, balance, intervals, the paper's shape.
+"""Benchmark scores that inertia cannot game: changing-case accuracy with intervals, macro accuracy, the paper's shape.
 
 A benchmark whose cases mostly do not change the verdict rewards a lazy
 evaluator: "no change" (an empty receipt) is then the majority answer. The
 quantities here keep that visible.
 
-Receipt-family types (of an executed receipt, :func:`family_type`)
-    ``none`` (endpoints agree, empty receipt), ``single`` (one minimal set
-    of one source, ``{G}``), ``alternatives`` (two or more minimal sets,
-    ``{G} | {N}`` or ``{G} | {N,A}``), ``joint`` (one minimal set of two or
-    more sources, ``{G,N}``).
+Receipt-family types and the balance tables live in :mod:`.bench_mix`.
 
 Scores of one evaluation set (:func:`score_predictions`)
     ``receipt_acc`` over all cases *and* ``receipt_acc_changed`` over the
@@ -26,67 +22,20 @@ The paper's shape (:func:`paper_shape`)
 """
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from .accounting import Gold, Prediction, account, control_consistency
+from .bench_mix import FAMILY_TYPES, family_type, mean_or_nan
 
 __all__ = [
-    "FAMILY_TYPES",
-    "family_type",
-    "apportion",
     "bootstrap_interval",
     "score_predictions",
-    "balance_frame",
-    "difficulty_frame",
     "paper_shape",
 ]
-
-#: Receipt-family types, in display order.
-FAMILY_TYPES: tuple[str, ...] = ("none", "single", "alternatives", "joint")
-
-
-def family_type(receipt: Iterable[Iterable[str]]) -> str:
-    """Type of a receipt family (see module docs).
-
-    Examples
-    --------
-    >>> F = frozenset
-    >>> [family_type(r) for r in ((), (F("G"),), (F("G"), F("N")), (F("GN"),))]
-    ['none', 'single', 'alternatives', 'joint']
-    """
-    sets = [frozenset(s) for s in receipt]
-    if not sets:
-        return "none"
-    if len(sets) > 1:
-        return "alternatives"
-    return "single" if len(sets[0]) == 1 else "joint"
-
-
-def apportion(n: int, weights: Sequence[float]) -> list[int]:
-    """Split ``n`` into integer counts proportional to ``weights`` (largest remainder).
-
-    The counts sum to ``n`` and each is within 1 of its exact share; ties in
-    the remainder go to the earlier weight.
-
-    Examples
-    --------
-    >>> apportion(10, (0.15, 0.5, 0.35)), apportion(7, (1, 1)), apportion(0, (0.3, 0.7))
-    ([2, 5, 3], [4, 3], [0, 0])
-    """
-    total = float(sum(weights))
-    if n <= 0 or total <= 0:
-        return [0] * len(weights)
-    exact = [n * w / total for w in weights]
-    out = [int(np.floor(x)) for x in exact]
-    # remainders rounded so that float noise never breaks a tie
-    order = sorted(range(len(weights)), key=lambda i: (-round(exact[i] - out[i], 9), i))
-    for i in order[: n - sum(out)]:
-        out[i] += 1
-    return out
 
 
 def bootstrap_interval(values: Sequence[float], *, n_boot: int = 1000, level: float = 0.95,
@@ -119,10 +68,6 @@ def bootstrap_interval(values: Sequence[float], *, n_boot: int = 1000, level: fl
     means = x[rng.integers(0, x.size, size=(n_boot, x.size))].mean(axis=1)
     lo, hi = np.quantile(means, [(1 - level) / 2, (1 + level) / 2])
     return float(lo), float(hi)
-
-
-def _mean(x: np.ndarray) -> float:
-    return float(x.mean()) if x.size else float("nan")
 
 
 def score_predictions(gold: Mapping[str, Gold], predictions: Sequence[Prediction], *,
@@ -163,78 +108,21 @@ def score_predictions(gold: Mapping[str, Gold], predictions: Sequence[Prediction
     has_v = pc["verdicts_correct"].notna().to_numpy()
     v_ok = pc["verdicts_correct"].fillna(False).to_numpy(dtype=bool)
     lo, hi = bootstrap_interval(right[changed].astype(float), n_boot=n_boot, level=level, seed=seed)
-    per_type = [_mean(right[types == t]) for t in FAMILY_TYPES if (types == t).any()]
+    per_type = [mean_or_nan(right[types == t]) for t in FAMILY_TYPES if (types == t).any()]
     cons = float("nan")
     if control and base_predictions:
         cons = control_consistency(gold, list(base_predictions) + list(predictions)).rates.get(control, float("nan"))
     ch_v = changed & has_v
     return {
         "n": acc.n, "n_changed": int(changed.sum()),
-        "verdict_acc": acc.verdict_accuracy, "verdict_acc_changed": _mean(v_ok[ch_v]),
-        "receipt_acc": acc.receipt_accuracy, "receipt_acc_changed": _mean(right[changed]),
+        "verdict_acc": acc.verdict_accuracy, "verdict_acc_changed": mean_or_nan(v_ok[ch_v]),
+        "receipt_acc": acc.receipt_accuracy, "receipt_acc_changed": mean_or_nan(right[changed]),
         "receipt_acc_changed_lo": lo, "receipt_acc_changed_hi": hi,
         "macro_family_acc": float(np.mean(per_type)) if per_type else float("nan"),
-        "verdicts_right_receipt_wrong": _mean((v_ok & ~right)[ch_v]),
+        "verdicts_right_receipt_wrong": mean_or_nan((v_ok & ~right)[ch_v]),
         "drift": acc.drift_rate, "inertia": acc.inertia_rate, "misattribution": acc.misattribution_rate,
         "consistency": cons,
     }
-
-
-def balance_frame(frame: pd.DataFrame, *, target: float | None) -> pd.DataFrame:
-    """Change share of the base cases in each stratum x split, beside its quota.
-
-    Parameters
-    ----------
-    frame : DataFrame
-        :meth:`Benchmark.to_frame` (controls are left out).
-    target : float or None
-        The configured change share (``None``: not steered).
-
-    Returns
-    -------
-    DataFrame
-        One row per (stratum, split): ``cases``, ``noop``, ``single``,
-        ``multi``, ``changed``, ``change_share``, ``target``,
-        ``change_share_single``, ``change_share_multi``.
-    """
-    base = frame[frame["control"] == ""]
-    rows = []
-    for (stratum, split), part in base.groupby(["stratum", "split"], sort=True):
-        kinds = part["mutation"]
-        rows.append({
-            "stratum": stratum, "split": split, "cases": len(part),
-            "noop": int((kinds == "noop").sum()), "single": int((kinds == "single").sum()),
-            "multi": int((kinds == "multi").sum()), "changed": int(part["changed"].sum()),
-            "change_share": float(part["changed"].mean()),
-            "target": float("nan") if target is None else float(target),
-            "change_share_single": _mean(part.loc[kinds == "single", "changed"].to_numpy(dtype=float)),
-            "change_share_multi": _mean(part.loc[kinds == "multi", "changed"].to_numpy(dtype=float)),
-        })
-    return pd.DataFrame(rows, columns=["stratum", "split", "cases", "noop", "single", "multi", "changed",
-                                       "change_share", "target", "change_share_single", "change_share_multi"])
-
-
-def difficulty_frame(frame: pd.DataFrame) -> pd.DataFrame:
-    """Receipt-family mix among the verdict-changing base cases.
-
-    Returns
-    -------
-    DataFrame
-        One row per (mutation in ``single``, ``multi``, ``all``; family type
-        other than ``none``): ``cases`` and ``share`` (of that mutation's
-        changing cases), and ``in_training`` (whether the learned baseline's
-        training set, single-source and no-op train cases, holds any).
-    """
-    base = frame[(frame["control"] == "") & frame["changed"]]
-    train_types = set(base.loc[(base["split"] == "train") & (base["mutation"] != "multi"), "family"])
-    rows = []
-    for scope, part in (("single", base[base["mutation"] == "single"]), ("multi", base[base["mutation"] == "multi"]),
-                        ("all", base)):
-        for t in FAMILY_TYPES[1:]:
-            k = int((part["family"] == t).sum())
-            rows.append({"mutation": scope, "family": t, "cases": k,
-                         "share": k / len(part) if len(part) else float("nan"), "in_training": t in train_types})
-    return pd.DataFrame(rows, columns=["mutation", "family", "cases", "share", "in_training"])
 
 
 def _row(table: pd.DataFrame, evaluation: str, model: str) -> pd.Series | None:

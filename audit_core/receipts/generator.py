@@ -46,7 +46,7 @@ import pandas as pd
 from audit_core.errors import fail, register_messages
 
 from .adjudicate import Judge
-from .bench_metrics import balance_frame, difficulty_frame, family_type
+from .bench_mix import balance_frame, difficulty_frame, family_type
 from .controls import add_distractor, permute_sources
 from .cube import CubeResult, _run_masks, format_family, inverse_receipt
 from .quota import GenerationStats, QuotaPlan, Resisted
@@ -197,11 +197,11 @@ class Benchmark:
     stats: GenerationStats | None = None
 
     def balance_frame(self) -> pd.DataFrame:
-        """Change share per stratum x split beside its quota (:func:`~.bench_metrics.balance_frame`)."""
+        """Change share per stratum x split beside its quota (:func:`~.bench_mix.balance_frame`)."""
         return balance_frame(self.to_frame(), target=self.config.change_share)
 
     def difficulty_frame(self) -> pd.DataFrame:
-        """Receipt-family mix of the changing cases (:func:`~.bench_metrics.difficulty_frame`)."""
+        """Receipt-family mix of the changing cases (:func:`~.bench_mix.difficulty_frame`)."""
         return difficulty_frame(self.to_frame())
 
     def acceptance_frame(self) -> pd.DataFrame:

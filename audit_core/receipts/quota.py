@@ -4,7 +4,7 @@ Every base case sits in a *cell* (stratum x split). Before any mutation is
 drawn, each cell's cases get labels with exact counts:
 
 * the mutation kinds ``noop`` / ``single`` / ``multi`` by ``mutation_mix``
-  (largest remainder, :func:`~audit_core.receipts.bench_metrics.apportion`);
+  (largest remainder, :func:`~audit_core.receipts.bench_mix.apportion`);
 * a target outcome for every ``single`` and ``multi`` case: ``round(change_share
   * cases)`` of the cell's cases must change the verdict (no-ops never do),
   split between single and multi in proportion to their counts.
@@ -36,7 +36,7 @@ from typing import Any
 
 from audit_core.errors import fail, register_messages
 
-from .bench_metrics import apportion
+from .bench_mix import apportion
 
 __all__ = ["SWAP_AFTER", "Cell", "Resisted", "QuotaPlan", "GenerationStats"]
 

@@ -17,19 +17,14 @@ import streamlit as st
 
 from audit_core.limits import Limits
 from audit_core.receipts import (
-    MAX_SOURCES,
-    add_distractor,
     control_consistency,
     account,
     evaluate_baseline,
     execute_state_cube,
-    format_family,
     generate_benchmark,
     gold_from_benchmark,
-    inverse_receipt,
     load_state,
     parse_predictions,
-    permute_sources,
     reason_debt_grid,
 )
 from audit_core.receipts.baseline import TRIVIAL_MODELS
