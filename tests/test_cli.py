@@ -15,6 +15,8 @@ from audit_core.runs.registry import RunRegistry
 
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPT = Path(sys.executable).with_name("reliability-audit")
+#: The installed command imports this checkout's packages (not whichever tree ``pip install -e`` pointed at).
+CLI_ENV = {"PYTHONPATH": str(ROOT)}
 BASE = """\
 data: {sample: loan_synthetic}
 model: {kind: logistic_regression, seed: 0}
@@ -26,7 +28,7 @@ def cli(*args: str, cwd: Path = ROOT, env: dict | None = None) -> subprocess.Com
     """Run the installed console command (``pip install -e .``)."""
     return subprocess.run(
         [str(SCRIPT), *args], cwd=cwd, capture_output=True, text=True, timeout=240,
-        env={**os.environ, **(env or {})},
+        env={**os.environ, **CLI_ENV, **(env or {})},
     )
 
 

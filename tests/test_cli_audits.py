@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import signal
+import os
 import subprocess
 import textwrap
 import time
@@ -12,7 +13,7 @@ import pytest
 
 from audit_core.runs.plugins.fragility import OPTION_KEYS
 from audit_core.runs.registry import RunRegistry
-from tests.test_cli import ROOT, SCRIPT, _config, cli
+from tests.test_cli import CLI_ENV, ROOT, SCRIPT, _config, cli
 
 FRAGILITY = """\
 data: {sample: loan_synthetic}
@@ -144,7 +145,8 @@ def test_interrupt_marks_the_current_run_failed(tmp_path: Path, reg: Path, sig: 
         audits: [{kind: model, bootstrap: 5000000, chunk_size: 1000}]
         """))
     proc = subprocess.Popen([str(SCRIPT), "run", str(cfg), "--registry", str(reg), "--out", str(tmp_path / "o")],
-                            cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                            cwd=ROOT, env={**os.environ, **CLI_ENV}, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True)
     try:
         deadline = time.monotonic() + 120
         while time.monotonic() < deadline:
