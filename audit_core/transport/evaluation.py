@@ -16,7 +16,7 @@ from . import conformal as cf
 from . import selective as sl
 from .bootstrap import BatchedMetrics
 
-__all__ = ["Rules", "fit_rules", "evaluate_pipeline", "bootstrap_spec", "CORE_METRICS"]
+__all__ = ["Rules", "fit_rules", "evaluate_pipeline", "bootstrap_columns", "bootstrap_spec", "CORE_METRICS"]
 
 CORE_METRICS = tuple(METRICS)
 
@@ -118,12 +118,22 @@ def evaluate_pipeline(y, p, rules: Rules | None, *, weights=None, n_bins: int = 
     return rows
 
 
-def bootstrap_spec(y, p, rules: Rules, *, n_bins: int = 15):
-    """Batched statistics for the bootstrap, keyed ``(analysis, metric, alpha, selection_rate)``.
+def bootstrap_columns(y, p, rules: Rules):
+    """Per-record columns of the transported rules' statistics, and their row keys.
+
+    Every column is a step function of ``p̂`` within each class (selection
+    indicators, errors of the 0.5 decision, set membership and size), which
+    the binned bootstrap relies on.
 
     Returns
     -------
-    BatchedMetrics, dict mapping its statistic names to row keys
+    linear : dict of str to ndarray (n,)
+        Statistics ``Σ w v / Σ w``.
+    ratios : dict of str to (ndarray (n,), ndarray (n,))
+        Statistics ``Σ w num / Σ w den``.
+    keys : dict
+        Statistic name (including the metric registry's) to
+        ``(analysis, metric, alpha, selection_rate)``.
     """
     y = np.asarray(y).astype(int)
     p = np.asarray(p, dtype=float)
@@ -151,4 +161,16 @@ def bootstrap_spec(y, p, rules: Rules, *, n_bins: int = 15):
             keys[nm] = (f"conformal_{method}", "coverage", al, None)
             lin[f"size_{method}_{al}"] = sets.sum(axis=1).astype(float)
             keys[f"size_{method}_{al}"] = (f"conformal_{method}", "mean_set_size", al, None)
-    return BatchedMetrics(y, p, n_bins=n_bins, linear=lin, ratios=ratios), keys
+    return lin, ratios, keys
+
+
+def bootstrap_spec(y, p, rules: Rules, *, n_bins: int = 15):
+    """Batched statistics for the exact record bootstrap, keyed ``(analysis, metric, alpha, selection_rate)``.
+
+    Returns
+    -------
+    BatchedMetrics, dict mapping its statistic names to row keys
+    """
+    lin, ratios, keys = bootstrap_columns(y, p, rules)
+    return BatchedMetrics(np.asarray(y).astype(int), np.asarray(p, dtype=float), n_bins=n_bins, linear=lin,
+                          ratios=ratios), keys

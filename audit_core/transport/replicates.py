@@ -1,0 +1,144 @@
+"""The protocol's default bootstrap: the record bootstrap's replicates, reduced to cells.
+
+:func:`binned_bootstrap` returns the same replicate changes as the exact path
+of :meth:`~audit_core.transport.protocol.TransportAudit.classify`
+(``exact_bootstrap=True``): a dict keyed ``(model, mapping, weighting,
+analysis, metric, alpha, selection_rate)`` of arrays of shape (R, B).
+
+The replicates are the exact bootstrap's: the same seeds, chunks and draws
+(:func:`~audit_core.transport.bootstrap.stratified_draws`), so both paths see
+identical resamples and differ only in arithmetic
+(:mod:`~audit_core.transport.binned`). A draw is never expanded into a
+per-record count vector. Each drawn record is mapped straight to an *atom*:
+the records that share a cell in every pipeline using the same draws (all
+refits, models and mappings for the target domain, all models and mappings
+of one refit for its ID test). Counting the draws per atom is one ``bincount``
+per chunk and class; each pipeline's cell totals are then a sparse sum over
+atoms.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .binned import BinnedMetrics, CellLayout
+from .bootstrap import stratified_draws
+from .evaluation import bootstrap_columns
+
+__all__ = ["binned_bootstrap", "DrawGroup"]
+
+
+class DrawGroup:
+    """Cell totals of many pipelines that share one test set's draws.
+
+    Parameters
+    ----------
+    y : ndarray of shape (n,)
+        Labels (the strata of the draws).
+    weights : ndarray of shape (n,) or None
+        Record weights; when given, weighted cell totals are kept as well.
+    cells : list of ndarray (n,)
+        Cell of every record under each pipeline.
+    n_cells : list of int
+    B : int
+        Replicates.
+    """
+
+    def __init__(self, y, weights, cells, n_cells, B: int) -> None:
+        import scipy.sparse as sp
+
+        self.y = np.asarray(y)
+        n = len(self.y)
+        if len(cells) == 1:
+            atom, self.n_atoms, self._maps = np.asarray(cells[0], dtype=np.intp), int(n_cells[0]), [None]
+        else:
+            uniq, atom = np.unique(np.stack(cells, axis=1), axis=0, return_inverse=True)
+            atom = atom.reshape(-1)
+            self.n_atoms = len(uniq)
+            self._maps = [sp.csr_matrix((np.ones(len(uniq)), (uniq[:, j], np.arange(len(uniq)))),
+                                        shape=(n_cells[j], len(uniq))) for j in range(len(cells))]
+        classes = [np.flatnonzero(self.y == k) for k in np.unique(self.y)]
+        self._lut = [atom[idx] for idx in classes]
+        self._wl = None if weights is None else [np.asarray(weights, dtype=float)[idx] for idx in classes]
+        self.V = [np.zeros((B, k)) for k in n_cells]
+        self.Vw = None if weights is None else [np.zeros((B, k)) for k in n_cells]
+        if n == 0:
+            raise ValueError("empty test set")
+
+    def add(self, rng: np.random.Generator, start: int, b: int) -> None:
+        """Draw replicates ``start … start + b − 1`` (the exact bootstrap's draws for this chunk)."""
+        size = self.n_atoms * b
+        cnt = np.zeros(size)
+        wsum = None if self._wl is None else np.zeros(size)
+        off = np.arange(b, dtype=np.intp)[:, None]
+        for j, (_, d) in enumerate(stratified_draws(self.y, b, rng)):
+            flat = (self._lut[j][d] * b + off).ravel()
+            cnt += np.bincount(flat, minlength=size)
+            if wsum is not None:
+                wsum += np.bincount(flat, weights=self._wl[j][d].ravel(), minlength=size)
+        for tot, out in ((cnt, self.V), (wsum, self.Vw)):
+            if tot is None:
+                continue
+            A = tot.reshape(self.n_atoms, b)
+            for j, m in enumerate(self._maps):
+                out[j][start:start + b] = (A if m is None else m @ A).T
+
+
+def binned_bootstrap(audit) -> dict:
+    """Replicate changes OOD − ID, shape (R, B) per statistic, from cell totals (see module docstring)."""
+    c = audit.config
+    B, R = c.n_bootstrap, c.n_refits
+    U = c.primary_target
+    weighted = audit._wsrc is not None
+    seed = int(c.seed) + 7919
+    chunks = list(range(0, B, c.bootstrap_chunk))
+    specs = {}
+    for (r, m) in audit._pipes:
+        for dom, y, w, _ in audit._test_sets(r):
+            for mp in c.mappings:
+                p = audit._mapped(r, m, mp, dom)
+                lin, ratios, keys = bootstrap_columns(y, p, audit._rules[(r, m, mp)])
+                steps = dict(lin)
+                for k, (num, den) in ratios.items():
+                    steps[k + ":num"], steps[k + ":den"] = num, den
+                layout = CellLayout(y, p, steps, n_ece_bins=c.n_bins)
+                schemes = {"unweighted": BinnedMetrics(layout, y, p, None, n_bins=c.n_bins, linear=lin, ratios=ratios)}
+                if weighted:
+                    schemes["weighted"] = BinnedMetrics(layout, y, p, w, n_bins=c.n_bins, linear=lin, ratios=ratios)
+                specs[(r, m, mp, dom)] = (layout, schemes, keys)
+
+    def group(y, w, members):
+        return DrawGroup(y, w, [specs[k][0].cell for k in members], [specs[k][0].n_cells for k in members], B)
+
+    ood_members = [k for k in specs if k[3] == "ood"]
+    ood = group(audit._ytgt[U], audit._wtgt if weighted else None, ood_members)
+    for ci, start in enumerate(chunks):
+        b = min(c.bootstrap_chunk, B - start)
+        audit._tick(0.5 * ci / len(chunks), f"Bootstrap (target) {start + b} of {B}")
+        ood.add(np.random.default_rng([seed, ci, 10**6]), start, b)
+    ood_V = {k: (ood.V[j], None if ood.Vw is None else ood.Vw[j]) for j, k in enumerate(ood_members)}
+    del ood
+    out: dict = {}
+    for r in range(R):
+        audit._tick(0.5 + 0.5 * r / R, f"Bootstrap (ID test), refit {r + 1} of {R}")
+        idt = audit._source_rows(r, "id_test")
+        members = [k for k in specs if k[0] == r and k[3] == "id"]
+        g = group(audit._ysrc[U][idt], audit._wsrc[idt] if weighted else None, members)
+        for ci, start in enumerate(chunks):
+            g.add(np.random.default_rng([seed, ci, r]), start, min(c.bootstrap_chunk, B - start))
+        for j, k_id in enumerate(members):
+            _, m, mp, _ = k_id
+            k_ood = (r, m, mp, "ood")
+            V = {"unweighted": (g.V[j], ood_V[k_ood][0])}
+            if weighted:
+                V["weighted"] = (g.Vw[j], ood_V[k_ood][1])
+            _, s_id_schemes, keys = specs[k_id]
+            _, s_ood_schemes, _ = specs[k_ood]
+            for weighting, (v_id, v_ood) in V.items():
+                s_id = s_id_schemes[weighting].compute(v_id)
+                s_ood = s_ood_schemes[weighting].compute(v_ood)
+                for name, (analysis, metric, alpha, s) in keys.items():
+                    key = (m, mp, weighting, analysis, metric, np.nan if alpha is None else alpha,
+                           np.nan if s is None else s)
+                    arr = out.setdefault(key, np.full((R, B), np.nan))
+                    arr[r] = s_ood[name] - s_id[name]
+    return out
