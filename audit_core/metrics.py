@@ -353,17 +353,21 @@ def fit_logistic_1d(x: np.ndarray, y: np.ndarray, w: np.ndarray, *, max_iter: in
     else:
         theta[:] = np.asarray(start, dtype=float)
     X = np.stack([np.ones_like(x), x], axis=1)  # (n, 2)
+    wy = w2 * y
 
-    def nll(th):
+    def state(th):
+        # eta, exp(-|eta|) and the negative log-likelihood, shared by the
+        # step-halving test and the next Newton step (one exp per evaluation)
         eta = th @ X.T
-        return (w2 * (np.logaddexp(0, eta) - y * eta)).sum(axis=1)
+        e = np.exp(-np.abs(eta))
+        return eta, e, (w2 * (np.maximum(eta, 0) + np.log1p(e))).sum(axis=1) - (wy * eta).sum(axis=1)
 
-    cur = nll(theta)
+    eta, e, cur = state(theta)
     converged = np.zeros(B, dtype=bool)
     for _ in range(max_iter):
-        eta = theta @ X.T
-        mu = 1.0 / (1.0 + np.exp(-eta))
-        r = w2 * (y - mu)
+        inv = 1.0 / (1.0 + e)
+        mu = np.where(eta >= 0, inv, e * inv)
+        r = wy - w2 * mu
         g = np.stack([r.sum(axis=1), r @ x], axis=1)
         v = w2 * mu * (1 - mu)
         h00, h01, h11 = v.sum(axis=1), v @ x, v @ (x * x)
@@ -373,14 +377,16 @@ def fit_logistic_1d(x: np.ndarray, y: np.ndarray, w: np.ndarray, *, max_iter: in
         step[~np.isfinite(step)] = 0.0
         t = np.ones(B)
         new = theta + step
-        val = nll(new)
+        eta, e, val = state(new)
         for _h in range(30):
             worse = val > cur + 1e-12 * np.abs(cur)
             if not worse.any():
                 break
             t = np.where(worse, t / 2, t)
             new = theta + t[:, None] * step
-            val = np.where(worse, nll(new), val)
+            eta2, e2, val2 = state(new)
+            eta, e = np.where(worse[:, None], eta2, eta), np.where(worse[:, None], e2, e)
+            val = np.where(worse, val2, val)
         delta = np.abs(new - theta).max(axis=1)
         theta, cur = new, val
         converged = delta < tol * (1 + np.abs(theta).max(axis=1))

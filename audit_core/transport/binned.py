@@ -170,6 +170,8 @@ class CellLayout:
         ECE bins (their edges are forced cuts, with the metric's closedness).
     n_bins : int
         Target number of equal-count bins (:func:`bin_starts`).
+    **bin_options
+        ``logit_step`` and ``top_share`` of :func:`bin_starts`.
 
     Attributes
     ----------
@@ -185,21 +187,27 @@ class CellLayout:
         Every bin holds one distinct score (then every statistic is exact).
     """
 
-    def __init__(self, y, p, steps=None, *, n_ece_bins: int = 15, n_bins: int = DEFAULT_BINS) -> None:
+    def __init__(self, y, p, steps=None, *, n_ece_bins: int = 15, n_bins: int = DEFAULT_BINS, **bin_options) -> None:
         y = np.asarray(y).astype(np.intp)
         p = np.asarray(p, dtype=float)
         self.order = np.argsort(p, kind="stable")
         s, ys = p[self.order], y[self.order]
         self.ece_bin = _bin_ids(p, n_ece_bins)
-        cols = [self.ece_bin.astype(float)] + [np.asarray(v, dtype=float) for v in (steps or {}).values()]
-        F = np.stack(cols, axis=1)[self.order]
+        codes = [c[self.order] for c in _signature([self.ece_bin] + list((steps or {}).values()))]
         forced = []
         for c in (0, 1):
             pos = np.flatnonzero(ys == c)
             if len(pos) > 1:
-                Fc = F[pos]
-                forced.append(pos[1:][np.any(Fc[1:] != Fc[:-1], axis=1)])
-        self.starts = bin_starts(s, np.concatenate(forced) if forced else (), n_bins=n_bins)
+                ch = np.zeros(len(pos) - 1, dtype=bool)
+                for code in codes:
+                    cc = code[pos]
+                    ch |= cc[1:] != cc[:-1]
+                forced.append(pos[1:][ch])
+        forced = np.concatenate(forced) if forced else np.zeros(0, dtype=np.intp)
+        first = np.r_[True, s[1:] != s[:-1]]
+        #: every step column is constant on every cell (false only if a column differs between tied records)
+        self.steps_constant = bool(first[forced].all()) if len(s) else True
+        self.starts = bin_starts(s, forced, n_bins=n_bins, **bin_options)
         K = len(self.starts)
         bin_sorted = np.zeros(len(s), dtype=np.intp)
         bin_sorted[self.starts[1:]] = 1
@@ -210,6 +218,30 @@ class CellLayout:
         self.n_bins = K
         self.n_cells = 2 * K
         self.exact = bool(len(s) == 0 or K == int(np.count_nonzero(np.r_[True, s[1:] != s[:-1]])))
+
+
+def _signature(columns) -> list[np.ndarray]:
+    """Integer codes (int64, shape (n,)) that differ between two records wherever any column does.
+
+    Columns are packed exactly (mixed radix over their distinct values); a new
+    code starts before the product of radices would pass 2**62.
+    """
+    codes, code, cap = [], None, 1
+    for v in columns:
+        v = np.asarray(v)
+        k = v.astype(np.int64)
+        if len(v) and k.min() >= 0 and np.array_equal(k, v):
+            base = int(k.max()) + 1
+        else:
+            uniq, k = np.unique(v, return_inverse=True)
+            k, base = k.reshape(-1).astype(np.int64), max(len(uniq), 1)
+        if code is None or cap * base > 2**62:
+            if code is not None:
+                codes.append(code)
+            code, cap = np.zeros(len(v), dtype=np.int64), 1
+        code = code * base + k
+        cap *= base
+    return codes + ([code] if code is not None else [])
 
 
 def _cell_sum(cell, values, n_cells):
@@ -252,8 +284,12 @@ class BinnedMetrics:
         live = Wc > 0
         safe = np.where(live, Wc, 1.0)
 
-        def mean(v):
-            return np.where(live, _cell_sum(cell, w * v, nc) / safe, 0.0)
+        import scipy.sparse as sp
+
+        avg = sp.csr_matrix((w / safe[cell], (cell, np.arange(len(cell)))), shape=(nc, len(cell)))
+
+        def mean(v):  # within-cell weighted mean of v (n,) or of each column of v (n, k)
+            return avg @ v
 
         # a step column's value on a cell: taken from one of its records (it is constant there)
         rep = np.zeros(nc, dtype=np.intp)
@@ -263,7 +299,7 @@ class BinnedMetrics:
         def step(v):
             v = np.asarray(v, dtype=float)
             val = np.where(has, v[rep], 0.0)
-            if np.any(v != val[cell]):  # not constant on its cells: treat as smooth
+            if not L.steps_constant and np.any(v != val[cell]):  # not constant on its cells: treat as smooth
                 return mean(v)
             return val
 
@@ -288,12 +324,12 @@ class BinnedMetrics:
         mats = np.column_stack(mats + [E])
         self.start = None
         if with_calibration and 0 < np.dot(w, y) < w.sum():
-            a, b = fit_logistic_1d(x, y, w)
+            a, b = fit_logistic_1d(x, y, w, start=(0.0, 1.0))  # the MLE is unique: (0, 1) only saves steps
             if np.isfinite(a) and np.isfinite(b):
                 self.start = (a, b)
         if self.start is not None:
             T = _taylor_columns(x, y, self.start)
-            mats = np.column_stack([mats] + [mean(T[:, j]) for j in range(T.shape[1])])
+            mats = np.column_stack([mats, mean(T)])
         self.M = mats
         self._setup_ranking(L, y, p, w)
         if with_calibration:
@@ -394,17 +430,29 @@ class BinnedMetrics:
                 out[name] = S[:, k + j] / S[:, k + r + j]
             ece = S[:, self._n_lin:self._n_lin + self._n_ece]
             out["ece"] = np.abs(ece).sum(axis=1) / tot
-            P, N = V[:, 1::2], V[:, 0::2]
-            W1, W0 = P.sum(axis=1), N.sum(axis=1)
+            P, N = np.ascontiguousarray(V[:, 1::2]), np.ascontiguousarray(V[:, 0::2])
             cP, cN = np.cumsum(P, axis=1), np.cumsum(N, axis=1)
-            out["auroc"] = (np.einsum("ij,ij->i", P, cN - N) + (P * N) @ self.h) / (W1 * W0)
-            T = W1[:, None] - cP + P * self.ap_u
-            F = W0[:, None] - cN + N * self.ap_v
+            W1, W0 = cP[:, -1].copy(), cN[:, -1].copy()
+            PN = P * N
+            cN -= N  # negatives in lower bins
+            out["auroc"] = (np.einsum("ij,ij->i", P, cN) + PN @ self.h) / (W1 * W0)
+            # precision path: T, F = positives and negatives at or above the bin's mean level
+            T = W1[:, None] - cP
+            T += P * self.ap_u
+            F = W0[:, None] - N - cN
+            F += N * self.ap_v
             D = T + F
-            corr = (-F * P * P * self.ap_vu + (T - F) * P * N * self.ap_cuv + T * N * N * self.ap_vv
-                    + F * D * self.ap_kappa - F * P * self.ap_lambda + T * N * self.ap_mu) / D ** 3
-            contrib = np.where(P > 0, P * (T / D + corr), 0.0)
-            ap = contrib.sum(axis=1) / W1
+            # second-order terms (module docstring): spread of the path, resampling noise
+            corr = P * (P * self.ap_vu + self.ap_lambda)
+            corr -= D * self.ap_kappa
+            corr *= -F
+            corr += T * N * (N * self.ap_vv + self.ap_mu)
+            corr += (T - F) * PN * self.ap_cuv
+            corr /= D * D
+            corr += T
+            corr /= D
+            corr *= P
+            ap = np.where(P > 0, corr, 0.0).sum(axis=1) / W1
             out["average_precision"] = ap
             pi = out["prevalence"]
             out["pr_skill"] = (ap - pi) / (1 - pi)

@@ -32,22 +32,27 @@ import numpy as np
 
 from ..metrics import EPS_LOGIT, fit_logistic_1d
 
-__all__ = ["stratified_draws", "stratified_counts", "BatchedMetrics", "percentile_interval"]
+__all__ = ["class_positions", "stratified_draws", "stratified_counts", "BatchedMetrics", "percentile_interval"]
 
 
-def stratified_draws(y: np.ndarray, B: int, rng: np.random.Generator):
+def class_positions(y: np.ndarray) -> list[np.ndarray]:
+    """Positions of each class's records, classes in ascending order."""
+    y = np.asarray(y)
+    return [np.flatnonzero(y == c) for c in np.unique(y)]
+
+
+def stratified_draws(y: np.ndarray, B: int, rng: np.random.Generator, *, classes=None):
     """The random draws behind :func:`stratified_counts`, one class at a time.
 
     Yields ``(idx, draw)`` for every class in ascending order: ``idx`` (n_c,)
-    are the positions of that class's records and ``draw`` (B, n_c) the
-    positions *within* ``idx`` drawn uniformly with replacement. Replicate
-    ``b`` holds record ``idx[j]`` once for every occurrence of ``j`` in
-    ``draw[b]``. Both bootstraps consume the generator through this function,
-    so the binned bootstrap aggregates exactly the exact bootstrap's replicates.
+    are the positions of that class's records (``classes``, when given, is
+    :func:`class_positions` of ``y``) and ``draw`` (B, n_c) the positions
+    *within* ``idx`` drawn uniformly with replacement. Replicate ``b`` holds
+    record ``idx[j]`` once for every occurrence of ``j`` in ``draw[b]``. Both
+    bootstraps consume the generator through this function, so the binned
+    bootstrap aggregates exactly the exact bootstrap's replicates.
     """
-    y = np.asarray(y)
-    for c in np.unique(y):
-        idx = np.flatnonzero(y == c)
+    for idx in (class_positions(y) if classes is None else classes):
         yield idx, rng.integers(0, len(idx), size=(B, len(idx)))
 
 

@@ -21,7 +21,7 @@ from __future__ import annotations
 import numpy as np
 
 from .binned import BinnedMetrics, CellLayout
-from .bootstrap import stratified_draws
+from .bootstrap import class_positions, stratified_draws
 from .evaluation import bootstrap_columns
 
 __all__ = ["binned_bootstrap", "DrawGroup"]
@@ -56,9 +56,9 @@ class DrawGroup:
             self.n_atoms = len(uniq)
             self._maps = [sp.csr_matrix((np.ones(len(uniq)), (uniq[:, j], np.arange(len(uniq)))),
                                         shape=(n_cells[j], len(uniq))) for j in range(len(cells))]
-        classes = [np.flatnonzero(self.y == k) for k in np.unique(self.y)]
-        self._lut = [atom[idx] for idx in classes]
-        self._wl = None if weights is None else [np.asarray(weights, dtype=float)[idx] for idx in classes]
+        self._classes = class_positions(self.y)
+        self._lut = [atom[idx] for idx in self._classes]
+        self._wl = None if weights is None else [np.asarray(weights, dtype=float)[idx] for idx in self._classes]
         self.V = [np.zeros((B, k)) for k in n_cells]
         self.Vw = None if weights is None else [np.zeros((B, k)) for k in n_cells]
         if n == 0:
@@ -67,20 +67,31 @@ class DrawGroup:
     def add(self, rng: np.random.Generator, start: int, b: int) -> None:
         """Draw replicates ``start … start + b − 1`` (the exact bootstrap's draws for this chunk)."""
         size = self.n_atoms * b
-        cnt = np.zeros(size)
-        wsum = None if self._wl is None else np.zeros(size)
-        off = np.arange(b, dtype=np.intp)[:, None]
-        for j, (_, d) in enumerate(stratified_draws(self.y, b, rng)):
-            flat = (self._lut[j][d] * b + off).ravel()
-            cnt += np.bincount(flat, minlength=size)
-            if wsum is not None:
-                wsum += np.bincount(flat, weights=self._wl[j][d].ravel(), minlength=size)
+        single = self._maps[0] is None
+        # replicate-major (b, atoms) when the atoms are the cells, else atom-major for the sparse sums
+        off = (np.arange(b, dtype=np.intp) * (self.n_atoms if single else 1))[:, None]
+        scale = 1 if single else b
+        cnt = wsum = None
+        for j, (_, d) in enumerate(stratified_draws(self.y, b, rng, classes=self._classes)):
+            flat = self._lut[j][d]
+            if scale != 1:
+                flat *= scale
+            flat += off
+            flat = flat.ravel()
+            c = np.bincount(flat, minlength=size)
+            cnt = c if cnt is None else cnt + c
+            if self._wl is not None:
+                ws = np.bincount(flat, weights=self._wl[j][d].ravel(), minlength=size)
+                wsum = ws if wsum is None else wsum + ws
         for tot, out in ((cnt, self.V), (wsum, self.Vw)):
             if tot is None:
                 continue
-            A = tot.reshape(self.n_atoms, b)
+            if single:
+                out[0][start:start + b] = tot.reshape(b, self.n_atoms)
+                continue
+            A = tot.reshape(self.n_atoms, b).astype(float)
             for j, m in enumerate(self._maps):
-                out[j][start:start + b] = (A if m is None else m @ A).T
+                out[j][start:start + b] = (m @ A).T
 
 
 def binned_bootstrap(audit) -> dict:
