@@ -62,6 +62,7 @@ __all__ = [
     "calibration_bins",
     "calibration_intercept_slope",
     "calibration_intercept",
+    "metric_values",
     "calibration_slope",
     "check_binary_inputs",
     "EPS_LOGIT",
@@ -154,11 +155,31 @@ def prevalence(y_true, p=None, *, sample_weight=None) -> float:
     return float(np.dot(w, y) / w.sum())
 
 
-def _tie_levels(q: np.ndarray, order: np.ndarray) -> np.ndarray:
-    """Start index of each run of equal scores in ``q[order]``."""
+def _levels(y: np.ndarray, q: np.ndarray, w: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Positive and negative weight of each distinct score, scores ascending (ties grouped)."""
+    order = np.argsort(q, kind="stable")
     s = q[order]
     starts = np.flatnonzero(np.r_[True, s[1:] != s[:-1]])
-    return starts
+    return np.add.reduceat((w * y)[order], starts), np.add.reduceat((w * (1 - y))[order], starts)
+
+
+def _auroc_levels(pos_lvl: np.ndarray, neg_lvl: np.ndarray) -> float:
+    W1, W0 = pos_lvl.sum(), neg_lvl.sum()
+    if W1 <= 0 or W0 <= 0:
+        return float("nan")
+    neg_below = np.cumsum(neg_lvl) - neg_lvl
+    return float(np.dot(pos_lvl, neg_below + 0.5 * neg_lvl) / (W1 * W0))
+
+
+def _ap_levels(pos_lvl: np.ndarray, neg_lvl: np.ndarray) -> float:
+    W1 = pos_lvl.sum()
+    if W1 <= 0:
+        return float("nan")
+    tp = np.cumsum(pos_lvl[::-1])  # thresholds in decreasing order
+    fp = np.cumsum(neg_lvl[::-1])
+    dtp = np.diff(np.r_[0.0, tp])
+    prec = np.divide(tp, tp + fp, out=np.zeros_like(tp), where=(tp + fp) > 0)
+    return float(np.dot(dtp, prec) / W1)
 
 
 def auroc(y_true, p, *, sample_weight=None) -> float:
@@ -175,16 +196,7 @@ def auroc(y_true, p, *, sample_weight=None) -> float:
     0.75
     """
     y, q, w = check_binary_inputs(y_true, p, sample_weight)
-    wp, wn = w * y, w * (1 - y)
-    W1, W0 = wp.sum(), wn.sum()
-    if W1 <= 0 or W0 <= 0:
-        return float("nan")
-    order = np.argsort(q, kind="stable")
-    starts = _tie_levels(q, order)
-    pos_lvl = np.add.reduceat(wp[order], starts)
-    neg_lvl = np.add.reduceat(wn[order], starts)
-    neg_below = np.cumsum(neg_lvl) - neg_lvl
-    return float(np.dot(pos_lvl, neg_below + 0.5 * neg_lvl) / (W1 * W0))
+    return _auroc_levels(*_levels(y, q, w))
 
 
 def average_precision(y_true, p, *, sample_weight=None) -> float:
@@ -202,17 +214,7 @@ def average_precision(y_true, p, *, sample_weight=None) -> float:
     0.8333333333
     """
     y, q, w = check_binary_inputs(y_true, p, sample_weight)
-    wp, wn = w * y, w * (1 - y)
-    W1 = wp.sum()
-    if W1 <= 0:
-        return float("nan")
-    order = np.argsort(-q, kind="stable")
-    starts = _tie_levels(q, order)
-    tp = np.cumsum(np.add.reduceat(wp[order], starts))
-    fp = np.cumsum(np.add.reduceat(wn[order], starts))
-    dtp = np.diff(np.r_[0.0, tp])
-    prec = np.divide(tp, tp + fp, out=np.zeros_like(tp), where=(tp + fp) > 0)
-    return float(np.dot(dtp, prec) / W1)
+    return _ap_levels(*_levels(y, q, w))
 
 
 def pr_skill(y_true, p, *, sample_weight=None) -> float:
@@ -429,6 +431,44 @@ def calibration_intercept(y_true, p, *, sample_weight=None) -> float:
 def calibration_slope(y_true, p, *, sample_weight=None) -> float:
     """Slope ``b`` of :func:`calibration_intercept_slope`."""
     return calibration_intercept_slope(y_true, p, sample_weight=sample_weight)[1]
+
+
+def metric_values(y_true, p, names=None, *, sample_weight=None, n_bins: int = 15) -> dict[str, float]:
+    """Several registry metrics of one ``(y, p)`` at once; ``names`` defaults to all of :data:`METRICS`.
+
+    The same values as calling each registry function, but the inputs are
+    checked once and the calibration logistic is fitted once when both the
+    intercept and the slope are asked for (they are the two coefficients of
+    one fit, ``logit P(Y=1) = a + b · logit p̂``).
+
+    Returns
+    -------
+    dict of name to float, in the order of ``names``.
+    """
+    names = list(METRICS) if names is None else list(names)
+    y, q, w = check_binary_inputs(y_true, p, sample_weight)
+    out, cal, lv = {}, None, None
+    pi = float(np.dot(w, y) / w.sum())
+    for name in names:
+        if name in ("calibration_intercept", "calibration_slope"):
+            if cal is None:
+                cal = (float("nan"), float("nan")) if y.min() == y.max() else fit_logistic_1d(_logit(q), y, w)
+            out[name] = cal[0 if name == "calibration_intercept" else 1]
+        elif name in ("auroc", "average_precision", "pr_skill"):
+            lv = _levels(y, q, w) if lv is None else lv  # one sort for the three ranking metrics
+            if name == "auroc":
+                out[name] = _auroc_levels(*lv)
+            else:
+                ap = _ap_levels(*lv)
+                out[name] = ap if name == "average_precision" else (
+                    float("nan") if pi <= 0 or pi >= 1 else float((ap - pi) / (1 - pi)))
+        elif name == "prevalence":
+            out[name] = pi
+        elif name == "ece":
+            out[name] = expected_calibration_error(y, q, n_bins=n_bins, sample_weight=w)
+        else:
+            out[name] = METRICS[name](y, q, sample_weight=w)
+    return out
 
 
 #: name -> scalar metric ``f(y_true, p, *, sample_weight=None)``.

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..metrics import METRICS, calibration_intercept_slope, expected_calibration_error
+from ..metrics import METRICS, metric_values
 from . import conformal as cf
 from . import selective as sl
 from .bootstrap import BatchedMetrics
@@ -59,16 +59,8 @@ def fit_rules(y_sel, p_sel, *, selection_rates, alphas, hcep_thresholds, sample_
 
 
 def _metric_rows(y, p, w, weighting, n_bins) -> list[dict]:
-    out = []
-    for name, f in METRICS.items():
-        if name in ("calibration_intercept", "calibration_slope", "ece"):
-            continue
-        out.append(dict(analysis="metrics", metric=name, value=f(y, p, sample_weight=w), weighting=weighting))
-    out.append(dict(analysis="metrics", metric="ece", value=expected_calibration_error(y, p, n_bins=n_bins, sample_weight=w), weighting=weighting))
-    a, b = calibration_intercept_slope(y, p, sample_weight=w)
-    out.append(dict(analysis="metrics", metric="calibration_intercept", value=a, weighting=weighting))
-    out.append(dict(analysis="metrics", metric="calibration_slope", value=b, weighting=weighting))
-    return out
+    vals = metric_values(y, p, sample_weight=w, n_bins=n_bins)
+    return [dict(analysis="metrics", metric=k, value=v, weighting=weighting) for k, v in vals.items()]
 
 
 def evaluate_pipeline(y, p, rules: Rules | None, *, weights=None, n_bins: int = 15, metrics: bool = True) -> list[dict]:
@@ -104,8 +96,9 @@ def evaluate_pipeline(y, p, rules: Rules | None, *, weights=None, n_bins: int = 
             st = sl.selective_stats(y, p, t, sample_weight=w)
             for k in ("rate", "risk", "hcep"):
                 rows.append(dict(analysis="selective", metric=f"{k}_at_{t:.2f}", value=st[k], weighting=weighting))
-        rows.append(dict(analysis="selective", metric="aurc", value=sl.aurc(y, p, sample_weight=w), weighting=weighting))
-        rows.append(dict(analysis="selective", metric="excess_aurc", value=sl.excess_aurc(y, p, sample_weight=w), weighting=weighting))
+        a, ex = sl.aurc_and_excess(y, p, sample_weight=w)
+        rows.append(dict(analysis="selective", metric="aurc", value=a, weighting=weighting))
+        rows.append(dict(analysis="selective", metric="excess_aurc", value=ex, weighting=weighting))
     for a, q in (rules.qhat.items() if rules is not None else ()):
         for method in ("marginal", "label_conditional"):
             rep = cf.set_report(y, cf.prediction_sets(p, q[method]), sample_weight=weights)
