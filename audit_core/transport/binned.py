@@ -378,11 +378,17 @@ class BinnedMetrics:
             wbar1 = np.where(m1 > 0, P0 / np.where(m1 > 0, m1, 1.0), 0.0)
             wbar0 = np.where(m0 > 0, N0 / np.where(m0 > 0, m0, 1.0), 0.0)
         grho, gsig = np.cumsum(rho) - rho, np.cumsum(sig) - sig
-        R_ = np.bincount(binl, rho, K)[binl] - (grho - grho[fi])
-        S_ = np.bincount(binl, sig, K)[binl] - (gsig - gsig[fi])
-        self.ap_kappa = wbar1 * np.bincount(binl, rho - pi * u, K)
-        self.ap_lambda = wbar1 * np.bincount(binl, pi * (R_ - u * u), K)
-        self.ap_mu = wbar0 * np.bincount(binl, pi * (S_ - v * v), K)
+        rho_t, sig_t = np.bincount(binl, rho, K), np.bincount(binl, sig, K)
+        R_ = rho_t[binl] - (grho - grho[fi])
+        S_ = sig_t[binl] - (gsig - gsig[fi])
+        # condition on the replicate's weight total in the cell (it is known): project out the
+        # part of each fluctuation that moves the total (none when the weights are equal)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            g1 = np.where(rho_t - 1 > 1e-12, 1 / (rho_t - 1), 0.0)[binl]
+            g0 = np.where(sig_t - 1 > 1e-12, 1 / (sig_t - 1), 0.0)[binl]
+        self.ap_kappa = wbar1 * np.bincount(binl, (rho - pi * u) - g1 * (rho - pi) * (R_ - u), K)
+        self.ap_lambda = wbar1 * np.bincount(binl, pi * ((R_ - u * u) - g1 * (R_ - u) ** 2), K)
+        self.ap_mu = wbar0 * np.bincount(binl, pi * ((S_ - v * v) - g0 * (S_ - v) ** 2), K)
 
     def _setup_nodes(self, cell, x, w, Wc, live, nc):
         """Two-point Gauss nodes per cell for the logistic refit (one node for a single value)."""

@@ -136,20 +136,23 @@ def binned_bootstrap(audit) -> dict:
         g = group(audit._ysrc[U][idt], audit._wsrc[idt] if weighted else None, members)
         for ci, start in enumerate(chunks):
             g.add(np.random.default_rng([seed, ci, r]), start, min(c.bootstrap_chunk, B - start))
+        cells = {}
         for j, k_id in enumerate(members):
-            _, m, mp, _ = k_id
-            k_ood = (r, m, mp, "ood")
-            V = {"unweighted": (g.V[j], ood_V[k_ood][0])}
+            k_ood = (r, k_id[1], k_id[2], "ood")
+            cells[k_id] = {"unweighted": (g.V[j], ood_V[k_ood][0])}
             if weighted:
-                V["weighted"] = (g.Vw[j], ood_V[k_ood][1])
-            _, s_id_schemes, keys = specs[k_id]
-            _, s_ood_schemes, _ = specs[k_ood]
-            for weighting, (v_id, v_ood) in V.items():
-                s_id = s_id_schemes[weighting].compute(v_id)
-                s_ood = s_ood_schemes[weighting].compute(v_ood)
-                for name, (analysis, metric, alpha, s) in keys.items():
-                    key = (m, mp, weighting, analysis, metric, np.nan if alpha is None else alpha,
-                           np.nan if s is None else s)
-                    arr = out.setdefault(key, np.full((R, B), np.nan))
-                    arr[r] = s_ood[name] - s_id[name]
+                cells[k_id]["weighted"] = (g.Vw[j], ood_V[k_ood][1])
+        # keys in the exact path's order (model, weighting, mapping), so both give the same tables
+        for m in c.models:
+            for weighting in ("unweighted", "weighted")[:1 + weighted]:
+                for mp in c.mappings:
+                    v_id, v_ood = cells[(r, m, mp, "id")][weighting]
+                    _, s_id_schemes, keys = specs[(r, m, mp, "id")]
+                    s_id = s_id_schemes[weighting].compute(v_id)
+                    s_ood = specs[(r, m, mp, "ood")][1][weighting].compute(v_ood)
+                    for name, (analysis, metric, alpha, s) in keys.items():
+                        key = (m, mp, weighting, analysis, metric, np.nan if alpha is None else alpha,
+                               np.nan if s is None else s)
+                        arr = out.setdefault(key, np.full((R, B), np.nan))
+                        arr[r] = s_ood[name] - s_id[name]
     return out
