@@ -57,7 +57,7 @@ class DrawGroup:
             self._maps = [sp.csr_matrix((np.ones(len(uniq)), (uniq[:, j], np.arange(len(uniq)))),
                                         shape=(n_cells[j], len(uniq))) for j in range(len(cells))]
         self._classes = class_positions(self.y)
-        self._lut = [atom[idx] for idx in self._classes]
+        self._lut = [atom[idx].astype(np.int32 if self.n_atoms < 2**31 else np.intp) for idx in self._classes]
         self._wl = None if weights is None else [np.asarray(weights, dtype=float)[idx] for idx in self._classes]
         self.V = [np.zeros((B, k)) for k in n_cells]
         self.Vw = None if weights is None else [np.zeros((B, k)) for k in n_cells]
@@ -66,30 +66,21 @@ class DrawGroup:
 
     def add(self, rng: np.random.Generator, start: int, b: int) -> None:
         """Draw replicates ``start … start + b − 1`` (the exact bootstrap's draws for this chunk)."""
-        size = self.n_atoms * b
-        single = self._maps[0] is None
-        # replicate-major (b, atoms) when the atoms are the cells, else atom-major for the sparse sums
-        off = (np.arange(b, dtype=np.intp) * (self.n_atoms if single else 1))[:, None]
-        scale = 1 if single else b
-        cnt = wsum = None
+        cnt = np.zeros((b, self.n_atoms))
+        wsum = None if self._wl is None else np.zeros((b, self.n_atoms))
         for j, (_, d) in enumerate(stratified_draws(self.y, b, rng, classes=self._classes)):
-            flat = self._lut[j][d]
-            if scale != 1:
-                flat *= scale
-            flat += off
-            flat = flat.ravel()
-            c = np.bincount(flat, minlength=size)
-            cnt = c if cnt is None else cnt + c
-            if self._wl is not None:
-                ws = np.bincount(flat, weights=self._wl[j][d].ravel(), minlength=size)
-                wsum = ws if wsum is None else wsum + ws
+            slot = self._lut[j][d]  # the atom of every drawn record, (b, n_c)
+            for r in range(b):
+                cnt[r] += np.bincount(slot[r], minlength=self.n_atoms)
+                if wsum is not None:
+                    wsum[r] += np.bincount(slot[r], weights=self._wl[j][d[r]], minlength=self.n_atoms)
         for tot, out in ((cnt, self.V), (wsum, self.Vw)):
             if tot is None:
                 continue
-            if single:
-                out[0][start:start + b] = tot.reshape(b, self.n_atoms)
+            if self._maps[0] is None:  # the atoms are the cells
+                out[0][start:start + b] = tot
                 continue
-            A = tot.reshape(self.n_atoms, b).astype(float)
+            A = np.ascontiguousarray(tot.T)
             for j, m in enumerate(self._maps):
                 out[j][start:start + b] = (m @ A).T
 
