@@ -196,6 +196,8 @@ def auroc(y_true, p, *, sample_weight=None) -> float:
     0.75
     """
     y, q, w = check_binary_inputs(y_true, p, sample_weight)
+    if not (0 < np.dot(w, y) < w.sum()):  # one class present: undefined, no sort needed
+        return float("nan")
     return _auroc_levels(*_levels(y, q, w))
 
 
@@ -214,6 +216,8 @@ def average_precision(y_true, p, *, sample_weight=None) -> float:
     0.8333333333
     """
     y, q, w = check_binary_inputs(y_true, p, sample_weight)
+    if not np.dot(w, y) > 0:
+        return float("nan")
     return _ap_levels(*_levels(y, q, w))
 
 
@@ -455,6 +459,10 @@ def metric_values(y_true, p, names=None, *, sample_weight=None, n_bins: int = 15
                 cal = (float("nan"), float("nan")) if y.min() == y.max() else fit_logistic_1d(_logit(q), y, w)
             out[name] = cal[0 if name == "calibration_intercept" else 1]
         elif name in ("auroc", "average_precision", "pr_skill"):
+            if not 0 < pi < 1:  # one class present: AUROC and PR skill undefined, AP too without positives
+                out[name] = float("nan") if name != "average_precision" or pi <= 0 else _ap_levels(
+                    np.array([w.sum()]), np.array([0.0]))
+                continue
             lv = _levels(y, q, w) if lv is None else lv  # one sort for the three ranking metrics
             if name == "auroc":
                 out[name] = _auroc_levels(*lv)

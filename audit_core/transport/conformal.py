@@ -96,21 +96,27 @@ def set_report(y: np.ndarray, sets: np.ndarray, *, sample_weight: np.ndarray | N
     """
     y = np.asarray(y).astype(int)
     n = len(y)
-    covered = sets[np.arange(n), y]
-    size = sets.sum(axis=1)
-    w = np.ones(n) if sample_weight is None else np.asarray(sample_weight, dtype=float)
+    pos = y == 1
+    covered = np.where(pos, sets[:, 1], sets[:, 0])
+    s0, s1 = sets[:, 0], sets[:, 1]
+    two, none = s0 & s1, ~(s0 | s1)
+    size = s0.astype(np.int8) + s1
+    count = np.count_nonzero
+    n_two, n_none = count(two), count(none)
     out = {
-        "coverage": float(covered.mean()),
-        "coverage_weighted": float(np.dot(w, covered) / w.sum()),
-        "mean_set_size": float(size.mean()),
-        "singleton_rate": float((size == 1).mean()),
-        "two_class_rate": float((size == 2).mean()),
-        "empty_rate": float((size == 0).mean()),
+        "coverage": count(covered) / n,
+        "coverage_weighted": float(np.dot(np.ones(n) if sample_weight is None else np.asarray(sample_weight, dtype=float),
+                                          covered) / (n if sample_weight is None else np.sum(sample_weight))),
+        "mean_set_size": float(size.sum()) / n,
+        "singleton_rate": (n - n_two - n_none) / n,
+        "two_class_rate": n_two / n,
+        "empty_rate": n_none / n,
     }
-    for c in (0, 1):
-        m = y == c
-        out[f"coverage_class{c}"] = float(covered[m].mean()) if m.any() else float("nan")
-        single = (size == 1) & sets[:, c]
-        out[f"singleton_accuracy_class{c}"] = float((y[single] == c).mean()) if single.any() else float("nan")
+    for c, m in ((0, ~pos), (1, pos)):
+        k = count(m)
+        out[f"coverage_class{c}"] = count(covered & m) / k if k else float("nan")
+        single = sets[:, c] & ~sets[:, 1 - c]
+        ks = count(single)
+        out[f"singleton_accuracy_class{c}"] = count(single & m) / ks if ks else float("nan")
     out["worst_class_coverage"] = float(np.nanmin([out["coverage_class0"], out["coverage_class1"]]))
     return out

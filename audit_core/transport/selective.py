@@ -140,7 +140,7 @@ def aurc_and_excess(y, p, *, sample_weight=None) -> tuple[float, float]:
     order = np.argsort(-confidence(p), kind="stable")
     _, risk = _curve(e, w, order)
     a = float(np.dot(w[order], risk) / w.sum())
-    best = np.argsort(e, kind="stable")
+    best = np.r_[np.flatnonzero(e == 0), np.flatnonzero(e != 0)]  # = argsort(e, kind="stable")
     _, r = _curve(e, w, best)
     return a, a - float(np.dot(w[best], r) / w.sum())
 
