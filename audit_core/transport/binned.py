@@ -50,7 +50,7 @@ exact bootstrap's own draws, :func:`~audit_core.transport.bootstrap.stratified_d
   :mod:`~audit_core.transport.bootstrap`: each drawn record counts with its
   cell's mean instead of its own value. A cell of one distinct score is exact.
 * Calibration intercept and slope: the root of the third-order Taylor model
-  around the full-sample fit, from those cell moments; replicates whose root
+  around the full-sample fit (on the cell nodes below), from those cell moments; replicates whose root
   lies more than 0.05 from the full-sample fit (where a fourth-order error
   could reach about 1e-6), or where the Taylor model fails, and every
   replicate when all bins hold one distinct score, are refitted by Newton on
@@ -325,17 +325,19 @@ class BinnedMetrics:
         self._n_ece = n_bins
         mats = np.column_stack(mats + [E])
         self.start = None
-        if with_calibration and 0 < np.dot(w, y) < w.sum():
-            a, b = fit_logistic_1d(x, y, w, start=(0.0, 1.0))  # the MLE is unique: (0, 1) only saves steps
-            if np.isfinite(a) and np.isfinite(b):
-                self.start = (a, b)
+        if with_calibration:
+            self._setup_nodes(cell, x, w, Wc, live, nc)
+            if 0 < np.dot(w, y) < w.sum():
+                # expansion point of the Taylor model: the full-sample fit on the cell nodes (within
+                # about 1e-6 of the record-level fit; only the replicates' roots are reported)
+                a, b = self._refit(Wc[None, :], (0.0, 1.0))
+                if np.isfinite(a[0]) and np.isfinite(b[0]):
+                    self.start = (float(a[0]), float(b[0]))
         if self.start is not None:
             T = _taylor_columns(x, y, self.start)
             mats = np.column_stack([mats, mean(T)])
         self.M = mats
         self._setup_ranking(L, y, p, w)
-        if with_calibration:
-            self._setup_nodes(cell, x, w, Wc, live, nc)
 
     # ------------------------------------------------------------ setup
     def _setup_ranking(self, L, y, p, w):

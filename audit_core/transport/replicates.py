@@ -27,6 +27,16 @@ from .evaluation import bootstrap_columns
 __all__ = ["binned_bootstrap", "DrawGroup"]
 
 
+def _common_refinement(cells) -> np.ndarray:
+    """Atom id (0 … atoms − 1) of every record: records share an atom iff they share every cell."""
+    import pandas as pd
+
+    atom = pd.factorize(np.asarray(cells[0]))[0].astype(np.int64)
+    for cl in cells[1:]:
+        atom = pd.factorize(atom * (int(np.max(cl)) + 1) + np.asarray(cl, dtype=np.int64))[0].astype(np.int64)
+    return atom
+
+
 class DrawGroup:
     """Cell totals of many pipelines that share one test set's draws.
 
@@ -51,11 +61,12 @@ class DrawGroup:
         if len(cells) == 1:
             atom, self.n_atoms, self._maps = np.asarray(cells[0], dtype=np.intp), int(n_cells[0]), [None]
         else:
-            uniq, atom = np.unique(np.stack(cells, axis=1), axis=0, return_inverse=True)
-            atom = atom.reshape(-1)
-            self.n_atoms = len(uniq)
-            self._maps = [sp.csr_matrix((np.ones(len(uniq)), (uniq[:, j], np.arange(len(uniq)))),
-                                        shape=(n_cells[j], len(uniq))) for j in range(len(cells))]
+            atom = _common_refinement(cells)
+            self.n_atoms = int(atom.max()) + 1
+            first = np.zeros(self.n_atoms, dtype=np.intp)
+            first[atom[::-1]] = np.arange(n)[::-1]  # one record of each atom
+            self._maps = [sp.csr_matrix((np.ones(self.n_atoms), (np.asarray(cl)[first], np.arange(self.n_atoms))),
+                                        shape=(k, self.n_atoms)) for cl, k in zip(cells, n_cells)]
         self._classes = class_positions(self.y)
         self._lut = [atom[idx].astype(np.int32 if self.n_atoms < 2**31 else np.intp) for idx in self._classes]
         self._wl = None if weights is None else [np.asarray(weights, dtype=float)[idx] for idx in self._classes]
