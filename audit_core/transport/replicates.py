@@ -65,6 +65,11 @@ class DrawGroup:
             self.n_atoms = int(atom.max()) + 1
             first = np.zeros(self.n_atoms, dtype=np.intp)
             first[atom[::-1]] = np.arange(n)[::-1]  # one record of each atom
+            # number the atoms in cell order (the sparse sums then read memory in sequence)
+            rank = np.empty(self.n_atoms, dtype=np.int64)
+            by_cell = np.lexsort([np.asarray(cl)[first] for cl in cells[::-1]])
+            rank[by_cell] = np.arange(self.n_atoms)
+            atom, first = rank[atom], first[by_cell]
             self._maps = [sp.csr_matrix((np.ones(self.n_atoms), (np.asarray(cl)[first], np.arange(self.n_atoms))),
                                         shape=(k, self.n_atoms)) for cl, k in zip(cells, n_cells)]
         self._classes = class_positions(self.y)
