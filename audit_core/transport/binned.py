@@ -401,10 +401,18 @@ class BinnedMetrics:
         d = x - m[cell]
         var = np.maximum(_cell_sum(cell, w * d * d, nc) / safe, 0.0)
         m3 = _cell_sum(cell, w * d ** 3, nc) / safe
+        # x is monotone in p: a cell's extremes are its first and last record in score order
         xmin = np.full(nc, np.inf)
         xmax = np.full(nc, -np.inf)
-        np.minimum.at(xmin, cell, x)
-        np.maximum.at(xmax, cell, x)
+        o = self.layout.order
+        cs = cell[o]
+        for c in (0, 1):
+            pos = o[cs % 2 == c]
+            if len(pos):
+                cc = cell[pos]
+                head = np.flatnonzero(np.r_[True, cc[1:] != cc[:-1]])
+                tail = np.r_[head[1:] - 1, len(cc) - 1]
+                xmin[cc[head]], xmax[cc[tail]] = x[pos[head]], x[pos[tail]]
         single = ~(xmax > xmin)
         sd = np.sqrt(var)
         with np.errstate(invalid="ignore", divide="ignore"):

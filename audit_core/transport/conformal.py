@@ -73,14 +73,15 @@ def calibrate(y: np.ndarray, p: np.ndarray, alpha: float) -> dict[str, np.ndarra
     }
 
 
-def prediction_sets(p: np.ndarray, qhat) -> np.ndarray:
+def prediction_sets(p: np.ndarray, qhat, *, scores: np.ndarray | None = None) -> np.ndarray:
     """Boolean membership matrix of shape (n, 2): class ``c`` in the set iff ``1 − p̂_c ≤ q̂_c``.
 
     Ties are included, up to a floating-point allowance of ``1e-12`` (so that
     ``1 − 0.7 = 0.30000000000000004`` counts as a tie with ``q̂ = 0.3``).
+    ``scores`` may pass :func:`class_scores` of ``p`` when several sets are built.
     """
     q = np.broadcast_to(np.asarray(qhat, dtype=float), (2,))
-    return class_scores(p) <= q[None, :] + TIE_EPS
+    return (class_scores(p) if scores is None else scores) <= q[None, :] + TIE_EPS
 
 
 def set_report(y: np.ndarray, sets: np.ndarray, *, sample_weight: np.ndarray | None = None) -> dict[str, float]:

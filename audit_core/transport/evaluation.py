@@ -88,20 +88,23 @@ def evaluate_pipeline(y, p, rules: Rules | None, *, weights=None, n_bins: int = 
             rows += _metric_rows(y, p, w, weighting, n_bins)
         if rules is None:
             continue
-        for s, tau in rules.thresholds.items():
-            st = sl.selective_stats(y, p, tau, sample_weight=w)
+        stats = iter(sl.selective_stats_many(y, p, list(rules.thresholds.values()) + list(rules.hcep_thresholds),
+                                             sample_weight=w))
+        for s in rules.thresholds:
+            st = next(stats)
             for k in ("rate", "risk", "hcep"):
                 rows.append(dict(analysis="selective", metric=k, value=st[k], weighting=weighting, selection_rate=s))
         for t in rules.hcep_thresholds:
-            st = sl.selective_stats(y, p, t, sample_weight=w)
+            st = next(stats)
             for k in ("rate", "risk", "hcep"):
                 rows.append(dict(analysis="selective", metric=f"{k}_at_{t:.2f}", value=st[k], weighting=weighting))
         a, ex = sl.aurc_and_excess(y, p, sample_weight=w)
         rows.append(dict(analysis="selective", metric="aurc", value=a, weighting=weighting))
         rows.append(dict(analysis="selective", metric="excess_aurc", value=ex, weighting=weighting))
+    scores = cf.class_scores(p) if rules is not None else None
     for a, q in (rules.qhat.items() if rules is not None else ()):
         for method in ("marginal", "label_conditional"):
-            rep = cf.set_report(y, cf.prediction_sets(p, q[method]), sample_weight=weights)
+            rep = cf.set_report(y, cf.prediction_sets(p, q[method], scores=scores), sample_weight=weights)
             for k, v in rep.items():
                 if k == "coverage_weighted":
                     if weights is not None:
@@ -145,10 +148,11 @@ def bootstrap_columns(y, p, rules: Rules):
         a = (c >= t).astype(float)
         lin[f"hcep_t{t}"] = a * e
         keys[f"hcep_t{t}"] = ("selective", f"hcep_at_{t:.2f}", None, None)
+    scores = cf.class_scores(p)
     for al, q in rules.qhat.items():
         for method in ("marginal", "label_conditional"):
-            sets = cf.prediction_sets(p, q[method])
-            cov = sets[np.arange(len(y)), y].astype(float)
+            sets = cf.prediction_sets(p, q[method], scores=scores)
+            cov = np.where(y == 1, sets[:, 1], sets[:, 0]).astype(float)
             nm = f"cov_{method}_{al}"
             lin[nm] = cov
             keys[nm] = (f"conformal_{method}", "coverage", al, None)

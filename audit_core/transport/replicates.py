@@ -82,14 +82,22 @@ class DrawGroup:
 
     def add(self, rng: np.random.Generator, start: int, b: int) -> None:
         """Draw replicates ``start … start + b − 1`` (the exact bootstrap's draws for this chunk)."""
-        cnt = np.zeros((b, self.n_atoms))
-        wsum = None if self._wl is None else np.zeros((b, self.n_atoms))
+        n = len(self.y)
+        slot = np.empty((b, n), dtype=self._lut[0].dtype)  # the atom of every drawn record
+        wt = None if self._wl is None else np.empty((b, n))
+        at = 0
         for j, (_, d) in enumerate(stratified_draws(self.y, b, rng, classes=self._classes)):
-            slot = self._lut[j][d]  # the atom of every drawn record, (b, n_c)
-            for r in range(b):
-                cnt[r] += np.bincount(slot[r], minlength=self.n_atoms)
-                if wsum is not None:
-                    wsum[r] += np.bincount(slot[r], weights=self._wl[j][d[r]], minlength=self.n_atoms)
+            k = d.shape[1]
+            np.take(self._lut[j], d, out=slot[:, at:at + k])
+            if wt is not None:
+                np.take(self._wl[j], d, out=wt[:, at:at + k])
+            at += k
+        cnt = np.empty((b, self.n_atoms))
+        wsum = None if wt is None else np.empty((b, self.n_atoms))
+        for r in range(b):
+            cnt[r] = np.bincount(slot[r], minlength=self.n_atoms)
+            if wsum is not None:
+                wsum[r] = np.bincount(slot[r], weights=wt[r], minlength=self.n_atoms)
         for tot, out in ((cnt, self.V), (wsum, self.Vw)):
             if tot is None:
                 continue

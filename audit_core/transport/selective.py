@@ -25,6 +25,7 @@ __all__ = [
     "errors",
     "selection_threshold",
     "selective_stats",
+    "selective_stats_many",
     "risk_selection_curve",
     "aurc",
     "excess_aurc",
@@ -82,16 +83,25 @@ def selective_stats(y, p, tau: float, *, sample_weight=None) -> dict[str, float]
     selected; ``nan`` when nothing is selected) and ``hcep = rate × risk``
     (the weighted share of records that are selected *and* wrong).
     """
+    return selective_stats_many(y, p, [tau], sample_weight=sample_weight)[0]
+
+
+def selective_stats_many(y, p, taus, *, sample_weight=None) -> list[dict[str, float]]:
+    """:func:`selective_stats` for several thresholds, sharing the confidence and the errors."""
     y = np.asarray(y, dtype=float)
     p = np.asarray(p, dtype=float)
     w = np.ones(len(y)) if sample_weight is None else np.asarray(sample_weight, dtype=float)
-    sel = confidence(p) >= tau
+    c = confidence(p)
     e = errors(y, p)
     W = w.sum()
-    ws = w[sel].sum()
-    rate = ws / W
-    risk = float(np.dot(w[sel], e[sel]) / ws) if ws > 0 else float("nan")
-    return {"rate": float(rate), "risk": risk, "hcep": float(np.dot(w[sel], e[sel]) / W)}
+    out = []
+    for tau in taus:
+        sel = c >= tau
+        ws = w[sel].sum()
+        rate = ws / W
+        risk = float(np.dot(w[sel], e[sel]) / ws) if ws > 0 else float("nan")
+        out.append({"rate": float(rate), "risk": risk, "hcep": float(np.dot(w[sel], e[sel]) / W)})
+    return out
 
 
 def _curve(e: np.ndarray, w: np.ndarray, order: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
