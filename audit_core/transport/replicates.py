@@ -77,8 +77,6 @@ class DrawGroup:
         self._wl = None if weights is None else [np.asarray(weights, dtype=float)[idx] for idx in self._classes]
         self.V = [np.zeros((B, k)) for k in n_cells]
         self.Vw = None if weights is None else [np.zeros((B, k)) for k in n_cells]
-        if n == 0:
-            raise ValueError("empty test set")
 
     def add(self, rng: np.random.Generator, start: int, b: int) -> None:
         """Draw replicates ``start … start + b − 1`` (the exact bootstrap's draws for this chunk)."""
