@@ -203,8 +203,8 @@ def _compare(cfg, source, target=None):
 
 @pytest.fixture(scope="module")
 def loan():
-    from audit_core.dataset import DatasetConfig, build_dataset
-    from audit_core.samples import load_sample
+    from audit_core.data.dataset import DatasetConfig, build_dataset
+    from audit_core.data.samples import load_sample
 
     frame, info = load_sample("loan_synthetic")
     frame = frame.assign(survey_weight=0.5 + (frame["application_id"].rank() % 7) / 4)
