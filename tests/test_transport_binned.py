@@ -268,7 +268,7 @@ def test_acs_small_states_to_wyoming_binned_equals_exact():
 
 # ------------------------------------------------------------ options
 def test_exact_bootstrap_option_checked_and_accepted_by_the_cli_entry():
-    from audit_core.transport.runner import validate_config
+    from audit_core.runs.plugins.transport import validate_config
 
     base = dict(targets=({"kind": "class", "name": "t", "column": "y", "positive": 1},), numeric=("x",))
     with pytest.raises(AuditInputError) as e:
