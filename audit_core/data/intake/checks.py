@@ -7,6 +7,9 @@ import pandas as pd
 from audit_core.errors import fail
 
 from .options import MB, ReadOptions
+from .report import CANDIDATE_MISSING_CODES
+
+_CODES = frozenset(CANDIDATE_MISSING_CODES)
 
 __all__ = ["check_header", "check_expansion", "check_table"]
 
@@ -37,8 +40,11 @@ def check_expansion(expanded: int, packed: int, name: str, opts: ReadOptions) ->
         )
 
 
-def _mixed_type_problem(col: str, s: pd.Series) -> None:
+def _mixed_type_problem(col: str, s: pd.Series, codes_reported: bool) -> None:
     nonnull = s.dropna()
+    if codes_reported:
+        # Candidate missing codes among numbers are proposed in the read report, not refused.
+        nonnull = nonnull[~nonnull.map(lambda v: isinstance(v, str) and v in _CODES)]
     if nonnull.empty:
         return
     if s.dtype == object:
@@ -70,7 +76,7 @@ def _mixed_type_problem(col: str, s: pd.Series) -> None:
 
 
 def check_table(
-    frame: pd.DataFrame, *, name: str = "table", options: ReadOptions | None = None
+    frame: pd.DataFrame, *, name: str = "table", options: ReadOptions | None = None, codes_reported: bool = False
 ) -> tuple[pd.DataFrame, tuple[str, ...]]:
     """Check a frame for the declared problems.
 
@@ -80,6 +86,9 @@ def check_table(
     name : str
         Used in messages.
     options : ReadOptions, optional
+    codes_reported : bool, default False
+        The caller reports candidate missing codes (``?``, ``NA``, ...) as
+        proposals, so a numeric column holding them is not refused as mixed.
 
     Returns
     -------
@@ -122,7 +131,7 @@ def check_table(
         elif isinstance(s.dtype, pd.CategoricalDtype):
             pass
         else:
-            _mixed_type_problem(col, s)
+            _mixed_type_problem(col, s, codes_reported)
     if dropped:
         frame = frame.drop(columns=dropped)
         if frame.shape[1] == 0:
