@@ -132,15 +132,21 @@ def _convention(uniques: list[str]) -> str | None:
     return "," if dec else "thousands" if thou else None
 
 
-def _plain_numeric(s: pd.Series) -> pd.Series | None:
-    """The column as numbers if every non-missing value is a plain number (no NaN spellings)."""
-    present = s.dropna()
-    if present.empty:
+def _plain_numeric(s: pd.Series, uniques: list[str], codes: np.ndarray) -> pd.Series | None:
+    """The column as numbers if every distinct value is a plain number (no NaN spellings).
+
+    ``uniques`` and ``codes`` are the column's factorization (code -1 = missing):
+    each distinct text is parsed once.
+    """
+    if not uniques:
         return None
-    num = pd.to_numeric(present.astype(str), errors="coerce")
-    if num.isna().any():
+    parsed = pd.to_numeric(pd.Series(uniques, dtype=object), errors="coerce")
+    if parsed.isna().any():
         return None
-    return pd.to_numeric(s.astype(object).where(s.notna(), np.nan), errors="coerce")
+    values = parsed.to_numpy()
+    if (codes < 0).any():
+        values = np.append(values.astype(float), np.nan)  # code -1 takes the last entry
+    return pd.Series(values[codes], index=s.index)
 
 
 def _finish_numbers(s: pd.Series) -> pd.Series:
@@ -158,15 +164,15 @@ def propose_missing(frame: pd.DataFrame) -> tuple[MissingCodeProposal, ...]:
         text = _is_text(s)
         if not text.any():
             continue
-        values = s[text].astype(str)
-        counts = values.value_counts()
+        counts = s[text].astype(str).value_counts()
         found = [c for c in counts.index if c in _CODES]
         if not found:
             continue
-        rest = s[~(text & s.isin(found))].dropna()
-        rest_text = rest[_is_text(rest)].astype(str)
-        numeric_rest = len(rest) > 0 and (
-            pd.to_numeric(rest_text, errors="coerce").notna().all() if len(rest_text) else True
+        # Accepting the codes leaves numbers only: the other cells are numbers (or number-like text).
+        others = [v for v in counts.index if v not in _CODES]
+        n_other_cells = int((~text & s.notna()).sum())
+        numeric_rest = bool(others or n_other_cells) and (
+            not others or pd.to_numeric(pd.Series(others, dtype=object), errors="coerce").notna().all()
         )
         for code in sorted(found, key=lambda c: (-int(counts[c]), c)):
             out.append(MissingCodeProposal(column=str(col), code=str(code), count=int(counts[code]),
@@ -203,7 +209,8 @@ def type_columns(
         present = s.dropna()
         if present.empty or not _is_text(present).all():
             continue
-        uniques = list(pd.unique(present.astype(str)))
+        codes, cats = pd.factorize(s)
+        uniques = [str(u) for u in cats]
         key = next((u for u in uniques if _KEY.fullmatch(u) or _LONG.fullmatch(u)), None)
         if key is not None and all(looks_integer(u) for u in uniques):
             why = "have a leading zero" if _KEY.fullmatch(key) else "have more than 15 digits"
@@ -215,7 +222,7 @@ def type_columns(
                 out[col] = out[col].astype(bool)
             continue
         if decimal == "auto":
-            num = _plain_numeric(s)
+            num = _plain_numeric(s, uniques, codes)
             if num is not None:
                 out[col] = _finish_numbers(num)
                 continue
@@ -224,7 +231,7 @@ def type_columns(
             conv = "," if all(_DEC_COMMA.fullmatch(u) for u in uniques) else None
         else:  # "." explicitly: commas are thousands separators
             if not any("," in u for u in uniques):
-                num = _plain_numeric(s)
+                num = _plain_numeric(s, uniques, codes)
                 if num is not None:
                     out[col] = _finish_numbers(num)
                 continue
