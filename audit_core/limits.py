@@ -12,7 +12,8 @@ variable                   default  caps
 ``AUDIT_MAX_UPLOAD_MB``    200      bytes of one uploaded or configured table
 ``AUDIT_MAX_ROWS``         5000000  rows of a table
 ``AUDIT_MAX_COLUMNS``      10000    columns of a table
-``AUDIT_MAX_EXPANSION_MB`` 2000     uncompressed size of an xlsx or Parquet file
+``AUDIT_MAX_EXPANSION_MB`` 2000     uncompressed size of an xlsx, gzip or Parquet file
+``AUDIT_MAX_MATRIX_MB``    1000     dense transformed training matrix (rows x one-hot-expanded features x 8 bytes)
 ``AUDIT_MAX_EXACT_GROUPS`` 20       evidence groups for the fragility exact search
 ``AUDIT_MAX_CUBE_K``       12       sources of a Receipts cube (2**k cells)
 =========================  =======  ==============================================
@@ -39,6 +40,7 @@ ENV_VARS: dict[str, tuple[str, float, float, float]] = {
     "max_rows": ("AUDIT_MAX_ROWS", 5_000_000, 1, 10**10),
     "max_columns": ("AUDIT_MAX_COLUMNS", 10_000, 1, 10**7),
     "max_expansion_mb": ("AUDIT_MAX_EXPANSION_MB", 2_000, 0.001, 10_000_000),
+    "max_matrix_mb": ("AUDIT_MAX_MATRIX_MB", 1_000, 0.001, 1_000_000),
     "max_exact_groups": ("AUDIT_MAX_EXACT_GROUPS", 20, 1, 64),
     "max_cube_k": ("AUDIT_MAX_CUBE_K", 12, 1, _CUBE_K_CEILING),
 }
@@ -84,6 +86,7 @@ class Limits:
     max_rows: int = 5_000_000
     max_columns: int = 10_000
     max_expansion_mb: float = 2_000
+    max_matrix_mb: float = 1_000
     max_exact_groups: int = 20
     max_cube_k: int = 12
 
@@ -112,3 +115,7 @@ class Limits:
     @property
     def max_expansion_bytes(self) -> int:
         return int(self.max_expansion_mb * _MB)
+
+    @property
+    def max_matrix_bytes(self) -> int:
+        return int(self.max_matrix_mb * _MB)

@@ -17,7 +17,7 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from audit_core.data.intake import LoadedTable, ReadOptions, check_table, read_table
+from audit_core.data.intake import LoadedTable, ReadOptions, SheetInfo, check_table, list_sheets, read_table, read_tables
 from audit_core.data.samples import SampleInfo, load_sample
 from audit_core.limits import Limits
 from audit_core.runs.registry import RunRegistry
@@ -29,6 +29,8 @@ __all__ = [
     "registry",
     "cached_sample",
     "cached_upload",
+    "cached_uploads",
+    "cached_sheets",
     "upload_options",
 ]
 
@@ -79,6 +81,17 @@ def cached_sample(name: str) -> tuple[pd.DataFrame, SampleInfo]:
 @st.cache_data(show_spinner="Reading file…", max_entries=8)
 def cached_upload(data: bytes, name: str, options: ReadOptions) -> LoadedTable:
     return read_table(data, name=name, options=options)
+
+
+@st.cache_data(show_spinner="Reading files…", max_entries=4)
+def cached_uploads(files: tuple[tuple[bytes, str], ...], options: ReadOptions) -> LoadedTable:
+    """Several text files stacked into one table (see :func:`audit_core.data.intake.read_tables`)."""
+    return read_tables(files, options=options)
+
+
+@st.cache_data(show_spinner=False, max_entries=4)
+def cached_sheets(data: bytes, name: str, options: ReadOptions) -> tuple[SheetInfo, ...]:
+    return list_sheets(data, name=name, options=options)
 
 
 def upload_options(**kwargs: Any) -> ReadOptions:

@@ -65,7 +65,9 @@ def test_csv_delimiter_detection(delim):
 def test_tsv_suffix_forces_tab():
     t = read_table(b"a\tb\n1,5\t2\n3,5\t4\n", name="x.tsv")
     assert t.delimiter == "\t"
-    assert t.frame["a"].tolist() == ["1,5", "3,5"]
+    # "1,5" has one digit after the comma: a decimal comma, never a thousands separator.
+    assert t.frame["a"].tolist() == [1.5, 3.5]
+    assert t.report.conversions == (("a", "with a decimal comma (1,5 = 1.5)"),)
 
 
 def test_explicit_delimiter_overrides_sniffing():

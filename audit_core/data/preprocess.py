@@ -12,6 +12,15 @@ The preprocessor is a scikit-learn ``ColumnTransformer`` with three parts:
 transformed column, the raw variable it came from. One-hot columns and a
 missingness indicator point at their variable, so a raw-origin evidence group
 holds all of them.
+
+Transformed names are unique by construction: a numeric column is named by
+its raw name, a one-hot column ``raw=level`` and an indicator
+``raw__missing``, where the raw name is escaped (:func:`feature_name_part`)
+so that a numeric column called ``c=a`` (escaped ``c\\=a``) never collides
+with level ``a`` of column ``c`` (``c=a``), nor a column called ``x__missing``
+with the indicator of ``x``. Ordinary names (without ``=``, ``\\`` or a
+``__missing`` ending) are unchanged. The exact raw origin of every feature is
+the ``raw_column`` of :func:`feature_origins`, never parsed from the name.
 """
 from __future__ import annotations
 
@@ -24,12 +33,31 @@ from sklearn.impute import MissingIndicator, SimpleImputer
 from sklearn.pipeline import Pipeline
 from sklearn.preprocessing import FunctionTransformer, OneHotEncoder, StandardScaler
 
-__all__ = ["make_preprocessor", "feature_origins", "ORIGIN_COLUMNS"]
+__all__ = ["make_preprocessor", "feature_origins", "feature_name_part", "expansion_size", "ORIGIN_COLUMNS"]
 
 ORIGIN_COLUMNS = ("feature", "raw_column", "kind", "category")
 
 
 _EXACT_INT = 2.0**53
+_MISSING_SUFFIX = "__missing"
+
+
+def feature_name_part(raw: str) -> str:
+    r"""A raw column name as it appears in transformed names.
+
+    ``\`` and ``=`` are backslash-escaped, and a trailing ``__missing`` gets a
+    backslash before it, so an unescaped ``=`` always separates a column from
+    its level and an unescaped ``__missing`` ending always marks an indicator.
+
+    Examples
+    --------
+    >>> feature_name_part("age"), feature_name_part("c=a"), feature_name_part("x__missing")
+    ('age', 'c\\=a', 'x\\__missing')
+    """
+    text = raw.replace("\\", "\\\\").replace("=", "\\=")
+    if text.endswith(_MISSING_SUFFIX):
+        text = text[: -len(_MISSING_SUFFIX)] + "\\" + _MISSING_SUFFIX
+    return text
 
 
 def _value_text(v):
@@ -63,6 +91,47 @@ def _as_text(X):
     return pd.DataFrame({i: _column_text(frame.iloc[:, i]) for i in range(frame.shape[1])}).set_axis(
         frame.columns, axis=1
     )
+
+
+def expansion_size(
+    X: pd.DataFrame,
+    numeric: Sequence[str],
+    categorical: Sequence[str],
+    *,
+    missing_indicators: bool = False,
+) -> tuple[int, dict[str, int]]:
+    """How many transformed columns :func:`make_preprocessor` would output on ``X``, before fitting it.
+
+    Cheap (one pass of distinct counts), so a caller can bound the dense
+    matrix up front instead of meeting a ``MemoryError`` in the one-hot step.
+
+    Parameters
+    ----------
+    X : pandas.DataFrame of shape (n_rows, n_raw)
+    numeric, categorical : sequence of str
+    missing_indicators : bool
+
+    Returns
+    -------
+    n_features : int
+        Numeric columns + one-hot levels (as text, like the encoder) +
+        indicators of columns with a missing value.
+    levels : dict of str to int
+        One-hot levels per categorical column (at least 1: an all-missing
+        column keeps one imputed column).
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> X = pd.DataFrame({"x": [1.0, None, 3.0], "c": ["a", "b", "a"], "d": [1, 1.0, "1"]})
+    >>> expansion_size(X, ["x"], ["c", "d"], missing_indicators=True)
+    (5, {'c': 2, 'd': 1})
+    """
+    levels = {str(c): max(1, int(_column_text(X[c]).nunique(dropna=True))) for c in categorical}
+    n = len(numeric) + sum(levels.values())
+    if missing_indicators:
+        n += sum(int(X[c].isna().any()) for c in list(numeric) + list(categorical))
+    return n, levels
 
 
 def make_preprocessor(
@@ -161,14 +230,15 @@ def feature_origins(preprocessor: ColumnTransformer) -> pd.DataFrame:
             continue
         cols = list(cols)
         if name == "num":
-            rows += [(c, c, "numeric", "") for c in cols]
+            rows += [(feature_name_part(c), c, "numeric", "") for c in cols]
         elif name == "cat":
             enc: OneHotEncoder = trans.named_steps["onehot"]
             for col, cats in zip(cols, enc.categories_):
-                rows += [(f"{col}={cat}", col, "onehot", str(cat)) for cat in cats]
+                rows += [(f"{feature_name_part(col)}={cat}", col, "onehot", str(cat)) for cat in cats]
         elif name == "miss":
             ind: MissingIndicator = trans.named_steps["ind"]
-            rows += [(f"{cols[i]}__missing", cols[i], "missing_indicator", "") for i in ind.features_]
+            rows += [(feature_name_part(cols[i]) + _MISSING_SUFFIX, cols[i], "missing_indicator", "")
+                     for i in ind.features_]
         else:  # pragma: no cover - only our own transformers are built here
             raise ValueError(f"unknown transformer {name!r}")
     return pd.DataFrame(rows, columns=list(ORIGIN_COLUMNS))

@@ -15,16 +15,33 @@ Roles
 
 The inference is deliberately simple and explained in ``docs/data.md``; the
 user can override every role in the Data & groups page.
+
+Proposals
+---------
+:func:`propose_roles` suggests a different role where the inferred one is
+probably not what the user wants, with the reason; the page shows them and
+applies them on one click (they are never applied silently):
+
+* a numeric column of whole numbers with at most :data:`MAX_CODE_LEVELS`
+  distinct values (codes such as 1–4), and at least twice as many rows as
+  values, is proposed ``categorical``;
+* a categorical column with more than :data:`MAX_ONEHOT_LEVELS` levels is
+  proposed ``identifier`` (one-hot would add a column per level; grouping its
+  rare levels into one before uploading is the other way out).
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Literal, Mapping
 
 import pandas as pd
 
 from audit_core.errors import fail, register_messages
 
-__all__ = ["Role", "ROLES", "FEATURE_ROLES", "infer_roles", "apply_role_overrides"]
+__all__ = [
+    "Role", "ROLES", "FEATURE_ROLES", "MAX_CODE_LEVELS", "MAX_ONEHOT_LEVELS", "RoleProposal",
+    "infer_roles", "apply_role_overrides", "propose_roles",
+]
 
 Role = Literal["numeric", "categorical", "identifier", "constant", "ignore"]
 ROLES: tuple[Role, ...] = ("numeric", "categorical", "identifier", "constant", "ignore")
@@ -39,6 +56,11 @@ register_messages(
         ),
     }
 )
+
+#: Whole-number columns with at most this many distinct values are proposed categorical.
+MAX_CODE_LEVELS = 10
+#: Categorical columns with more levels than this are proposed as identifiers.
+MAX_ONEHOT_LEVELS = 100
 
 _ID_HINTS = ("id", "key", "uuid", "guid", "record", "code_no")
 
@@ -109,4 +131,52 @@ def apply_role_overrides(
                 example = frame[col].dropna().astype(str)[bad.isna()].iloc[0]
                 raise fail("ROLE_NOT_NUMERIC", column=col, example=example[:40])
         out[col] = role  # type: ignore[assignment]
+    return out
+
+
+@dataclass(frozen=True)
+class RoleProposal:
+    """A role suggested for one column, and why (in words)."""
+
+    column: str
+    role: Role
+    reason: str
+
+
+def propose_roles(frame: pd.DataFrame, roles: Mapping[str, str] | None = None) -> dict[str, RoleProposal]:
+    """Suggest roles that differ from ``roles`` (default: the inferred ones); see the module docstring.
+
+    Parameters
+    ----------
+    frame : pandas.DataFrame of shape (n_rows, n_columns)
+    roles : mapping, optional
+        Column -> current role.
+
+    Returns
+    -------
+    dict
+        Column -> :class:`RoleProposal`, only for columns with a proposal.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> f = pd.DataFrame({"code": [1, 2, 3, 4] * 10, "x": [i / 3 for i in range(40)]})
+    >>> {c: (p.role, p.reason) for c, p in propose_roles(f).items()}
+    {'code': ('categorical', 'whole numbers with 4 distinct values (at most 10): probably codes')}
+    """
+    current = dict(roles) if roles is not None else infer_roles(frame)
+    out: dict[str, RoleProposal] = {}
+    for col in frame.columns:
+        name, s = str(col), frame[col]
+        role = current.get(name)
+        nonnull = s.dropna()
+        nunique = int(nonnull.nunique())
+        if role == "numeric" and pd.api.types.is_numeric_dtype(s.dtype) and not pd.api.types.is_bool_dtype(s.dtype):
+            whole = bool((nonnull == nonnull.round()).all())
+            if whole and 2 <= nunique <= MAX_CODE_LEVELS and len(nonnull) >= 2 * nunique:
+                out[name] = RoleProposal(name, "categorical", f"whole numbers with {nunique} distinct values "
+                                         f"(at most {MAX_CODE_LEVELS}): probably codes")
+        elif role == "categorical" and nunique > MAX_ONEHOT_LEVELS:
+            out[name] = RoleProposal(name, "identifier", f"{nunique:,} levels (more than {MAX_ONEHOT_LEVELS}): "
+                                     "one-hot would add a column per level; or group its rare levels before uploading")
     return out

@@ -19,21 +19,49 @@ from sklearn.model_selection import train_test_split
 from audit_core.data.baseline import BaselineKind, compute_baseline
 from audit_core.data.dataset import AuditDataset
 from audit_core.data.groups import Grouping, grouping_from_raw_map
-from audit_core.errors import fail, register_messages
+from audit_core.errors import MESSAGES, fail, register_messages
 
 from .zoo import FittedModel, ModelSpec, train_model
 
-__all__ = ["Workspace", "split_holdout", "train_workspace", "attach_model", "holdout_metrics"]
+__all__ = [
+    "MIN_CLASS_ROWS",
+    "MIN_HELDOUT_CLASS_ROWS",
+    "Workspace",
+    "attach_model",
+    "heldout_warnings",
+    "holdout_metrics",
+    "split_holdout",
+    "train_workspace",
+]
 
 register_messages(
     {
         "TRAIN_TOO_FEW_ROWS": (
-            "Only {n} eligible training rows; at least {minimum} are needed, and at least 4 of each class so that both splits see every class."
+            "Only {n} eligible training rows{where}; at least {minimum} are needed (rows per class: {counts})."
+        ),
+        "TRAIN_CLASS_TOO_SMALL": (
+            "Target `{name}`: class {cls} has only {count} of the {n} eligible training rows{where} "
+            "(rows per class: {counts}); each class needs at least {minimum} so that both the training and "
+            "the held-out split see it. Change the target definition, the eligibility filter or the source domain."
+        ),
+        "TRAIN_CLASS_ABSENT": (
+            "Target `{name}`: class {cls} has no row among the {n} eligible training rows{where} "
+            "(rows per class: {counts}). The classes are the declared ones, and a class the model never "
+            "sees cannot be predicted. Change the source domain, the eligibility filter or the target definition."
+        ),
+        "TRAIN_FEW_HELDOUT": (
+            "The held-out split has only {count} row(s) of class {cls} (fewer than {minimum}): its AUROC, "
+            "accuracy and log loss rest on so few rows that they can swing widely. Read them as rough, or "
+            "use more data or a larger held-out share."
         ),
     }
 )
 
 _MIN_ROWS = 20
+#: Fewest rows of one class in each split (stratified, so both splits see every class).
+MIN_CLASS_ROWS = 4
+#: Fewest held-out rows of one class before the held-out metrics carry a warning.
+MIN_HELDOUT_CLASS_ROWS = 20
 
 
 @dataclass(frozen=True, eq=False)
@@ -51,6 +79,8 @@ class Workspace:
         Row positions in ``dataset.frame``.
     metrics : pandas.DataFrame
         Held-out check: columns ``split``, ``metric``, ``value``.
+    warnings : tuple of (code, message)
+        Declared warnings about the check (``TRAIN_FEW_HELDOUT``).
     """
 
     dataset: AuditDataset
@@ -61,6 +91,7 @@ class Workspace:
     train_index: np.ndarray
     test_index: np.ndarray
     metrics: pd.DataFrame
+    warnings: tuple[tuple[str, str], ...] = ()
 
     def with_grouping(self, raw_to_group: Mapping[str, str], *, baseline_kind: BaselineKind | None = None) -> "Workspace":
         """The same model under another grouping or baseline kind."""
@@ -76,7 +107,19 @@ class Workspace:
             train_index=self.train_index,
             test_index=self.test_index,
             metrics=self.metrics,
+            warnings=self.warnings,
         )
+
+
+def _counts_text(target, counts: np.ndarray) -> str:
+    return ", ".join(f"{name!r} {int(c):,}" for name, c in zip(target.class_names, counts))
+
+
+def _where(dataset: AuditDataset) -> str:
+    cfg = dataset.config
+    if cfg.domain_column is not None and cfg.source_domain is not None:
+        return f" (source domain {cfg.domain_column} = {cfg.source_domain!r})"
+    return ""
 
 
 def split_holdout(dataset: AuditDataset, *, test_size: float = 0.25, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
@@ -86,18 +129,46 @@ def split_holdout(dataset: AuditDataset, *, test_size: float = 0.25, seed: int =
     -------
     train_index, test_index : ndarray of int
         Row positions in ``dataset.frame``.
+
+    Raises
+    ------
+    AuditInputError
+        ``TRAIN_TOO_FEW_ROWS`` (fewer than 20 source rows), ``TRAIN_CLASS_ABSENT``
+        (a declared class has no source row) or ``TRAIN_CLASS_TOO_SMALL`` (fewer
+        than :data:`MIN_CLASS_ROWS`), each with the rows per class.
     """
     cfg = dataset.config
     if cfg.domain_column is not None and cfg.source_domain is not None:
         rows = np.flatnonzero(dataset.domain_mask(cfg.source_domain))
     else:
         rows = np.arange(len(dataset.frame))
-    y = dataset.primary.y[rows]
-    counts = np.bincount(y, minlength=2)
-    if len(rows) < _MIN_ROWS or (counts[counts > 0] < 4).any():
-        raise fail("TRAIN_TOO_FEW_ROWS", n=len(rows), minimum=_MIN_ROWS)
+    target = dataset.primary
+    y = target.y[rows]
+    counts = np.bincount(y, minlength=len(target.classes))
+    info = dict(n=len(rows), where=_where(dataset), counts=_counts_text(target, counts))
+    if len(rows) < _MIN_ROWS:
+        raise fail("TRAIN_TOO_FEW_ROWS", minimum=_MIN_ROWS, **info)
+    for code in np.argsort(counts, kind="stable"):
+        cls = repr(target.class_names[code])
+        if counts[code] == 0:
+            raise fail("TRAIN_CLASS_ABSENT", name=target.name, cls=cls, **info)
+        if counts[code] < MIN_CLASS_ROWS:
+            raise fail("TRAIN_CLASS_TOO_SMALL", name=target.name, cls=cls, count=int(counts[code]),
+                       minimum=MIN_CLASS_ROWS, **info)
     train, test = train_test_split(rows, test_size=test_size, random_state=seed, stratify=y)
     return np.sort(train), np.sort(test)
+
+
+def heldout_warnings(dataset: AuditDataset, test: np.ndarray) -> tuple[tuple[str, str], ...]:
+    """``TRAIN_FEW_HELDOUT`` for each class with fewer than :data:`MIN_HELDOUT_CLASS_ROWS` held-out rows."""
+    target = dataset.primary
+    counts = np.bincount(target.y[test], minlength=len(target.classes))
+    out = []
+    for name, c in zip(target.class_names, counts):
+        if c < MIN_HELDOUT_CLASS_ROWS:
+            out.append(("TRAIN_FEW_HELDOUT", MESSAGES["TRAIN_FEW_HELDOUT"].format(
+                count=int(c), cls=repr(name), minimum=MIN_HELDOUT_CLASS_ROWS)))
+    return tuple(out)
 
 
 def holdout_metrics(model: FittedModel, X: pd.DataFrame, y: np.ndarray, *, split: str) -> pd.DataFrame:
@@ -144,6 +215,7 @@ def _finish(
         train_index=train,
         test_index=test,
         metrics=metrics,
+        warnings=heldout_warnings(dataset, test),
     )
 
 
@@ -184,6 +256,7 @@ def train_workspace(
         missing_indicators=dataset.config.missing_indicators,
         sample_weight=dataset.weights[train] if dataset.config.weight_column else None,
         progress=progress,
+        classes=dataset.primary.class_names,
     )
     raw = {c: g for c, g in (raw_groups or {}).items() if c in set(model.origins["raw_column"])}
     return _finish(dataset, model, train, test, raw, baseline_kind)

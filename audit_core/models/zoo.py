@@ -20,16 +20,17 @@ Zoo (all seeded explicitly)
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
 
 from audit_core.data.groups import Grouping, raw_origin_grouping
-from audit_core.data.preprocess import feature_origins, make_preprocessor
+from audit_core.data.preprocess import expansion_size, feature_origins, make_preprocessor
 from audit_core.errors import fail, register_messages
+from audit_core.limits import Limits
 
-__all__ = ["ZOO", "ModelSpec", "FittedModel", "make_estimator", "train_model"]
+__all__ = ["ZOO", "ModelSpec", "FittedModel", "make_estimator", "train_model", "check_expansion_cap"]
 
 register_messages(
     {
@@ -42,8 +43,26 @@ register_messages(
         "MODEL_CLASS_MISMATCH": (
             "The model predicts {n_model} classes but the target definition has {n_target}."
         ),
+        "MODEL_MATRIX_CAP": (
+            "Training would expand {n_rows:,} rows into {n_features:,} transformed columns: a {size_mb:,.0f} MB "
+            "matrix, over the {cap_mb:,.0f} MB cap (environment variable AUDIT_MAX_MATRIX_MB). {widest} "
+            "Give a high-cardinality column the identifier role (it is then not a feature), group its rare "
+            "levels into one before uploading, use fewer rows, or raise the cap."
+        ),
+        "MODEL_CLASS_ABSENT": (
+            "The training rows hold no row of class {classes} (of the declared classes {declared}), so the "
+            "model could never predict it. Change the source domain, the eligibility filter or the target "
+            "definition (for example pick a positive class)."
+        ),
+        "MODEL_ZERO_WEIGHT_CLASS": (
+            "Every training row of class {cls} ({count:,} rows) has weight 0, so the model would learn to "
+            "predict the other class(es) for everyone. Give those rows a positive weight, or drop the weight column."
+        ),
     }
 )
+
+#: Bytes per cell of the dense transformed matrix (float64).
+_CELL_BYTES = 8
 
 
 def _lightgbm(seed: int, **params: Any):
@@ -194,6 +213,64 @@ class FittedModel:
         return self.predict_proba_transformed(self.transform(frame))
 
 
+def check_expansion_cap(
+    X: pd.DataFrame,
+    numeric: Sequence[str],
+    categorical: Sequence[str],
+    *,
+    missing_indicators: bool = False,
+    max_bytes: int | None = None,
+) -> int:
+    """Refuse, before any one-hot expansion, a dense transformed matrix over the cap.
+
+    Parameters
+    ----------
+    X : pandas.DataFrame of shape (n_rows, n_raw)
+    numeric, categorical : sequence of str
+    missing_indicators : bool
+    max_bytes : int, optional
+        Default :attr:`Limits.max_matrix_bytes` from the environment (``AUDIT_MAX_MATRIX_MB``).
+
+    Returns
+    -------
+    int
+        The number of transformed columns.
+
+    Raises
+    ------
+    AuditInputError
+        ``MODEL_MATRIX_CAP`` naming the size, the cap and the widest columns.
+    """
+    cap = Limits.from_env().max_matrix_bytes if max_bytes is None else int(max_bytes)
+    n_out, levels = expansion_size(X, numeric, categorical, missing_indicators=missing_indicators)
+    size = len(X) * n_out * _CELL_BYTES
+    if size > cap:
+        wide = sorted(levels.items(), key=lambda kv: -kv[1])[:3]
+        if wide and wide[0][1] > len(numeric):
+            widest = "Widest: " + ", ".join(f"column {c!r} adds {n:,} one-hot columns (one per level)" for c, n in wide) + "."
+        else:
+            widest = f"The table has {len(numeric):,} numeric feature columns."
+        raise fail("MODEL_MATRIX_CAP", n_rows=len(X), n_features=n_out, size_mb=size / 2**20,
+                   cap_mb=cap / 2**20, widest=widest)
+    return n_out
+
+
+def _check_classes(y: np.ndarray, classes: Sequence | None, sample_weight: np.ndarray | None) -> None:
+    """Refuse a declared class absent from the training rows, or one whose rows all weigh 0."""
+    codes = np.asarray(y)
+    n = len(classes) if classes is not None else (int(codes.max()) + 1 if codes.size else 0)
+    names = [repr(str(c)) for c in classes] if classes is not None else [f"code {i}" for i in range(n)]
+    counts = np.bincount(codes.astype(np.int64), minlength=n)[:n] if codes.size else np.zeros(n, dtype=int)
+    absent = [names[i] for i in range(n) if counts[i] == 0]
+    if absent:
+        raise fail("MODEL_CLASS_ABSENT", classes=", ".join(absent), declared=", ".join(names))
+    if sample_weight is not None:
+        w = np.asarray(sample_weight, dtype=float)
+        for i in range(n):
+            if counts[i] and not np.any(w[codes == i] > 0):
+                raise fail("MODEL_ZERO_WEIGHT_CLASS", cls=names[i], count=int(counts[i]))
+
+
 def train_model(
     X: pd.DataFrame,
     y: np.ndarray,
@@ -204,6 +281,7 @@ def train_model(
     missing_indicators: bool = False,
     sample_weight: np.ndarray | None = None,
     progress: Callable[[float, str], None] | None = None,
+    classes: Sequence | None = None,
 ) -> FittedModel:
     """Fit the standard preprocessor and a zoo model on training rows.
 
@@ -218,13 +296,26 @@ def train_model(
     missing_indicators : bool
     sample_weight : ndarray of shape (n_train,), optional
     progress : callable(fraction, message), optional
+    classes : sequence, optional
+        The declared classes in code order (e.g. ``TargetLabels.class_names``):
+        a class with no training row, including the last one, is refused
+        naming it. Without it, gaps among the codes ``0..max(y)`` are refused.
 
     Returns
     -------
     FittedModel
+
+    Raises
+    ------
+    AuditInputError
+        ``MODEL_MATRIX_CAP`` before any expansion when the dense transformed
+        matrix would exceed ``AUDIT_MAX_MATRIX_MB``; ``MODEL_CLASS_ABSENT``,
+        ``MODEL_ZERO_WEIGHT_CLASS``; ``MODEL_FIT_FAILED``.
     """
     report = progress or (lambda f, m: None)
     estimator = make_estimator(spec)
+    _check_classes(np.asarray(y), classes, sample_weight)
+    check_expansion_cap(X, numeric, categorical, missing_indicators=missing_indicators)
     report(0.05, "Fitting preprocessing")
     pre = make_preprocessor(list(numeric), list(categorical), missing_indicators=missing_indicators)
     cols = list(numeric) + list(categorical)

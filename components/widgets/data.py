@@ -17,7 +17,7 @@ from audit_core.data.baseline import BASELINE_KINDS
 from audit_core.data.dataset import AuditDataset, DatasetConfig, build_dataset
 from audit_core.data.groups import GroupRule, apply_group_rules, parse_group_csv
 from audit_core.data.intake import LoadedTable
-from audit_core.data.roles import ROLES, infer_roles
+from audit_core.data.roles import ROLES, infer_roles, propose_roles
 from audit_core.data.samples import SAMPLES, SampleInfo
 from audit_core.data.targets import target_from_dict
 from audit_core.errors import AuditInputError
@@ -26,11 +26,12 @@ from audit_core.models.training import Workspace, attach_model, train_workspace
 from audit_core.models.zoo import ZOO, ModelSpec
 from audit_core.runs.save import save_workspace
 from components.feedback import guarded
-from components.state import Keys, cached_upload, registry, sample_table, upload_options
+from components.state import Keys, cached_sheets, cached_upload, cached_uploads, registry, sample_table, upload_options
 
 __all__ = [
     "ensure_sample_loaded",
     "source_section",
+    "read_report_section",
     "columns_section",
     "targets_section",
     "special_columns_section",
@@ -43,6 +44,14 @@ __all__ = [
 NONE = "(none)"
 # Widget values that name columns of the current table; cleared when the table changes.
 _TABLE_BOUND = ("dg_new_", "dg_primary", "dg_drop_target", "dg_source_value", "dg_target_value")
+# The upload that the accepted missing codes (``dg_missing_codes``) belong to.
+_CODES_FOR = "missing_codes_for"
+# Column names and dtypes of the current table: a re-read that changes them refreshes the column table.
+_TABLE_SIGNATURE = "table_signature"
+_FIRST_WITH_DATA = "(first sheet with data)"
+_DELIMITERS = {"detect": None, ",": ",", ";": ";", "tab": "\t", "|": "|", "whitespace": " "}
+_HEADERS = {"detect": "auto", "is the header": "first_row", "is data": "none"}
+_DECIMALS = {"detect": "auto", ". (point)": ".", ", (comma)": ","}
 
 
 def _column_table(frame: pd.DataFrame, info: SampleInfo | None) -> pd.DataFrame:
@@ -66,11 +75,43 @@ def _column_table(frame: pd.DataFrame, info: SampleInfo | None) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def _signature(frame: pd.DataFrame) -> tuple[tuple[str, str], ...]:
+    return tuple((str(c), str(t)) for c, t in frame.dtypes.items())
+
+
+def _edited_columns() -> pd.DataFrame:
+    """The column table with the user's pending edits in the data editor applied."""
+    base = st.session_state[Keys.COLUMNS].copy()
+    edits = st.session_state.get(f"ed_columns_{st.session_state.get(Keys.EDITOR_VERSION, 0)}") or {}
+    for row, changes in (edits.get("edited_rows") or {}).items():
+        for col, value in changes.items():
+            if col in base.columns and int(row) < len(base):
+                base.loc[base.index[int(row)], col] = value
+    return base
+
+
+def _refresh_columns(table: LoadedTable, info: SampleInfo | None) -> None:
+    """The same file re-read with other options: new column table, keeping the user's roles and groups
+    for every column whose name and type did not change."""
+    old = _edited_columns()
+    fresh = _column_table(table.frame, info)
+    kept = {r["column"]: r for r in old.to_dict("records")}
+    for i, row in fresh.iterrows():
+        prev = kept.get(row["column"])
+        if prev is not None and prev["dtype"] == row["dtype"]:
+            fresh.loc[i, ["role", "group"]] = [prev["role"], prev["group"]]
+    _replace_columns_table(fresh)
+
+
 def _adopt_table(table: LoadedTable, source_id: str, info: SampleInfo | None) -> None:
     """Make ``table`` current; reset declarations only when the source changes."""
     if st.session_state.get(Keys.SOURCE_ID) == source_id:
+        if st.session_state.get(_TABLE_SIGNATURE) != _signature(table.frame):
+            _refresh_columns(table, info)
+            st.session_state[_TABLE_SIGNATURE] = _signature(table.frame)
         st.session_state[Keys.TABLE] = table
         return
+    st.session_state[_TABLE_SIGNATURE] = _signature(table.frame)
     st.session_state[Keys.TABLE] = table
     st.session_state[Keys.SOURCE_ID] = source_id
     st.session_state[Keys.SAMPLE] = info
@@ -98,8 +139,62 @@ def ensure_sample_loaded(name: str = "loan_synthetic") -> None:
             _adopt_table(sample_table(name), f"sample:{name}", SAMPLES[name])
 
 
+def _upload_id(uploads: list) -> str:
+    import hashlib
+
+    h = hashlib.sha256()
+    for u in uploads:
+        h.update(u.name.encode() + b"\0" + hashlib.sha256(u.getvalue()).digest())
+    return h.hexdigest()
+
+
+def _code_label(column: str, code: str) -> str:
+    return f"{code!r} in {column}"
+
+
+def _accepted_codes(options: list[tuple[str, str]]) -> tuple[tuple[str, str], ...]:
+    chosen = set(st.session_state.get("dg_missing_codes") or [])
+    return tuple(pair for pair in options if _code_label(*pair) in chosen)
+
+
+def _read_options_widgets(uploads: list) -> dict[str, Any]:
+    with st.expander("Read options"):
+        c1, c2, c3, c4 = st.columns(4)
+        delim = c1.selectbox("Delimiter", list(_DELIMITERS), key="dg_delim")
+        enc = c2.selectbox("Encoding", ["detect", "utf-8", "latin-1", "cp1252", "utf-16", "utf-16-le", "utf-16-be"],
+                           key="dg_enc")
+        header = c3.selectbox("First row", list(_HEADERS), key="dg_header")
+        decimal = c4.selectbox("Decimal mark", list(_DECIMALS), key="dg_decimal")
+        names = st.text_input("Column names for a file without a header (comma-separated; blank: col_1, col_2, …)",
+                              key="dg_col_names")
+        na_codes = st.text_input("Extra missing codes, all columns (comma-separated)", key="dg_na_codes")
+        sheet: str | int | None = None
+        if len(uploads) == 1 and uploads[0].getvalue()[:2] == b"PK":
+            with guarded(f"listing the sheets of {uploads[0].name}"):
+                sheets = cached_sheets(uploads[0].getvalue(), uploads[0].name, upload_options())
+                labels = [_FIRST_WITH_DATA] + [s.name for s in sheets]
+                if st.session_state.get("dg_sheet") not in labels:
+                    st.session_state["dg_sheet"] = _FIRST_WITH_DATA
+                pick = st.selectbox("Sheet", labels, key="dg_sheet", format_func=lambda n: n if n == _FIRST_WITH_DATA else
+                                    next(f"{s.name} ({s.n_rows:,} × {s.n_columns:,})" for s in sheets if s.name == n))
+                sheet = None if pick == _FIRST_WITH_DATA else pick
+        drop_missing = st.checkbox("Drop all-missing columns", key="dg_drop_missing")
+        inf_missing = st.checkbox("Treat inf as missing", key="dg_inf_missing")
+    return dict(
+        delimiter=_DELIMITERS[delim],
+        encoding=None if enc == "detect" else enc,
+        header=_HEADERS[header],
+        decimal=_DECIMALS[decimal],
+        column_names=tuple(c.strip() for c in (names or "").split(",") if c.strip()),
+        na_values=tuple(c.strip() for c in (na_codes or "").split(",") if c.strip()),
+        sheet=sheet,
+        drop_all_missing=drop_missing,
+        inf_as_missing=inf_missing,
+    )
+
+
 def source_section() -> LoadedTable | None:
-    """Pick a bundled sample or upload a file; returns the current table."""
+    """Pick a bundled sample or upload files; returns the current table."""
     st.subheader("1 · Data")
     mode = st.radio("Source", ["Bundled sample", "Upload a file"], horizontal=True, key="dg_source_mode")
     if mode == "Bundled sample":
@@ -111,36 +206,82 @@ def source_section() -> LoadedTable | None:
         with guarded("loading the sample"):
             _adopt_table(sample_table(name), f"sample:{name}", SAMPLES[name])
     else:
-        upload = st.file_uploader(
-            "CSV, Parquet or Excel (.xlsx)", type=["csv", "tsv", "txt", "parquet", "pq", "xlsx"], key="up_table"
-        )
-        with st.expander("Read options"):
-            c1, c2 = st.columns(2)
-            delim = c1.selectbox("Delimiter", ["detect", ",", ";", "tab", "|"], key="dg_delim")
-            enc = c2.selectbox("Encoding", ["detect", "utf-8", "latin-1", "cp1252", "utf-16"], key="dg_enc")
-            na_codes = st.text_input("Extra missing codes (comma-separated)", key="dg_na_codes")
-            drop_missing = st.checkbox("Drop all-missing columns", key="dg_drop_missing")
-            inf_missing = st.checkbox("Treat inf as missing", key="dg_inf_missing")
-        if upload is not None:
-            options = upload_options(
-                delimiter=None if delim == "detect" else ("\t" if delim == "tab" else delim),
-                encoding=None if enc == "detect" else enc,
-                na_values=tuple(c.strip() for c in (na_codes or "").split(",") if c.strip()),
-                drop_all_missing=drop_missing,
-                inf_as_missing=inf_missing,
-            )
-            with guarded(f"reading {upload.name}"):
-                data = upload.getvalue()
-                table = cached_upload(data, upload.name, options)
-                _adopt_table(table, f"upload:{upload.name}:{table.sha256}", None)
+        # Any extension: the library recognises text by content and refuses
+        # other files with a visible message (the uploader's own type filter
+        # would refuse adult.data with a message shown only on hover).
+        uploads = st.file_uploader(
+            "CSV, Parquet or Excel (.xlsx) — or any delimited text file (.data, .asc, .txt, gzip…); "
+            "several text files with the same columns are stacked",
+            accept_multiple_files=True,
+            key="up_table",
+        ) or []
+        read = _read_options_widgets(uploads)
+        if uploads:
+            upload_id = _upload_id(uploads)
+            if st.session_state.get(_CODES_FOR) != upload_id:  # codes accepted for another file
+                st.session_state[_CODES_FOR] = upload_id
+                st.session_state["dg_missing_codes"] = []
+            label = uploads[0].name + (f" and {len(uploads) - 1} more" if len(uploads) > 1 else "")
+            with guarded(f"reading {label}"):
+                pending = st.session_state.get("missing_code_pairs") or ()
+                options = upload_options(missing_codes=_accepted_codes(list(pending)), **read)
+                files = tuple((u.getvalue(), u.name) for u in uploads)
+                table = cached_upload(*files[0], options) if len(files) == 1 else cached_uploads(files, options)
+                _adopt_table(table, f"upload:{upload_id}", None)
                 if table.dropped_columns:
                     st.info("Dropped all-missing columns: " + ", ".join(table.dropped_columns))
     table = st.session_state.get(Keys.TABLE)
     if table is not None:
         f = table.frame
-        st.caption(f"**{table.name}** · {f.shape[0]:,} rows × {f.shape[1]:,} columns")
+        st.caption(f"**{_escape_md(table.name)}** · {f.shape[0]:,} rows × {f.shape[1]:,} columns")
+        read_report_section(table)
         st.dataframe(f.head(200), height=220, key="view_preview")
     return table
+
+
+def _escape_md(text: str) -> str:
+    """User or file text shown through Markdown, with every Markdown character escaped."""
+    return "".join("\\" + ch if ch in "\\`*_{}[]()#+-.!|<>~$:" else ch for ch in str(text))
+
+
+def _accept_all_codes(labels: list[str]) -> None:
+    st.session_state["dg_missing_codes"] = list(labels)
+
+
+def read_report_section(table: LoadedTable) -> None:
+    """What the reader decided, in plain words, and the missing codes it proposes (accepted in one click)."""
+    report = table.report
+    lines = report.lines()
+    if lines:
+        st.markdown("\n".join(f"- {_escape_md(line)}" for line in lines))
+    for _code, message in report.warnings:
+        st.warning(_escape_md(message), icon=":material/warning:")
+    applied = [(c, code) for c, code, _ in report.missing_applied if code != ""]
+    extra = set(table_na_values())
+    applied = [pair for pair in applied if pair[1] not in extra]
+    proposed = [p.key for p in report.missing_proposals]
+    pairs = list(dict.fromkeys(applied + proposed))
+    st.session_state["missing_code_pairs"] = tuple(pairs)
+    if not pairs:
+        return
+    if report.missing_proposals:
+        st.dataframe(
+            pd.DataFrame([{"column": p.column, "code": p.code, "cells": p.count,
+                           "if accepted": "the column becomes numeric" if p.makes_numeric else
+                           "a text value becomes missing (check it is not a real category)"}
+                          for p in report.missing_proposals]),
+            hide_index=True, key="view_missing_proposals",
+        )
+    labels = [_code_label(*pair) for pair in pairs]
+    c1, c2 = st.columns([4, 1])
+    c1.multiselect("Missing codes applied (cells holding them become missing)", labels, key="dg_missing_codes")
+    c2.button("Accept all proposed", key="act_accept_codes", on_click=_accept_all_codes, args=(labels,),
+              disabled=not report.missing_proposals)
+
+
+def table_na_values() -> tuple[str, ...]:
+    """The extra missing codes typed for all columns."""
+    return tuple(c.strip() for c in (st.session_state.get("dg_na_codes") or "").split(",") if c.strip())
 
 
 def columns_section() -> pd.DataFrame:
@@ -164,7 +305,29 @@ def columns_section() -> pd.DataFrame:
         },
         height=min(38 * (len(base) + 1), 420),
     )
+    _role_proposals(edited)
     return edited
+
+
+def _role_proposals(edited: pd.DataFrame) -> None:
+    """Roles the library proposes (integer codes as categorical, high-cardinality columns as identifiers)."""
+    table: LoadedTable | None = st.session_state.get(Keys.TABLE)
+    if table is None:
+        return
+    roles = dict(zip(edited["column"], edited["role"]))
+    proposals = propose_roles(table.frame.loc[:, [c for c in edited["column"] if c in table.frame.columns]], roles)
+    if not proposals:
+        return
+    with st.expander(f"Proposed roles ({len(proposals)})", expanded=True):
+        st.dataframe(
+            pd.DataFrame([{"column": p.column, "now": roles[p.column], "proposed": p.role, "why": p.reason}
+                          for p in proposals.values()]),
+            hide_index=True, key="view_role_proposals",
+        )
+        if st.button("Use the proposed roles", key="act_accept_roles"):
+            _replace_columns_table(edited.assign(role=[proposals[c].role if c in proposals else r
+                                                       for c, r in zip(edited["column"], edited["role"])]))
+            st.rerun()
 
 
 def _replace_columns_table(table: pd.DataFrame) -> None:
@@ -385,6 +548,8 @@ def workspace_section(groups: dict[str, str]) -> Workspace | None:
             st.session_state[Keys.WORKSPACE] = ws
     if st.session_state.get(Keys.MESSAGE):
         st.success(st.session_state[Keys.MESSAGE], icon=":material/check_circle:")
+    for _code, message in ws.warnings:
+        st.warning(_escape_md(message), icon=":material/warning:")
     st.dataframe(
         ws.metrics.pivot(index="metric", columns="split", values="value").reset_index(),
         hide_index=True,

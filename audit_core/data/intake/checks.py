@@ -7,6 +7,9 @@ import pandas as pd
 from audit_core.errors import fail
 
 from .options import MB, ReadOptions
+from .report import CANDIDATE_MISSING_CODES
+
+_CODES = frozenset(CANDIDATE_MISSING_CODES)
 
 __all__ = ["check_header", "check_expansion", "check_table"]
 
@@ -37,8 +40,14 @@ def check_expansion(expanded: int, packed: int, name: str, opts: ReadOptions) ->
         )
 
 
-def _mixed_type_problem(col: str, s: pd.Series) -> None:
+def _mixed_type_problem(col: str, s: pd.Series, codes_reported: bool) -> None:
     nonnull = s.dropna()
+    if codes_reported:
+        # Candidate missing codes among numbers are proposed in the read report, not refused.
+        if isinstance(nonnull.dtype, pd.StringDtype):
+            nonnull = nonnull[~nonnull.isin(_CODES)]
+        else:
+            nonnull = nonnull[~nonnull.map(lambda v: isinstance(v, str) and v in _CODES)]
     if nonnull.empty:
         return
     if s.dtype == object:
@@ -57,20 +66,23 @@ def _mixed_type_problem(col: str, s: pd.Series) -> None:
         if not (kinds <= numeric_kinds | {str, bool, np.bool_}):
             raise fail("UNSUPPORTED_DTYPE", column=col, dtype=", ".join(sorted(k.__name__ for k in kinds))[:80])
     if pd.api.types.is_string_dtype(s.dtype) or s.dtype == object:
-        as_text = nonnull.astype(str)
-        parsed = pd.to_numeric(as_text, errors="coerce")
-        n_num = int(parsed.notna().sum())
-        n_text = len(as_text) - n_num
+        # Parse each distinct value once: a text column repeats its values.
+        counts = nonnull.astype(str).value_counts(sort=False)
+        parsed = pd.to_numeric(pd.Series(counts.index, dtype=object), errors="coerce").to_numpy()
+        is_num = ~pd.isna(parsed)
+        n_num = int(counts.to_numpy()[is_num].sum())
+        n_text = len(nonnull) - n_num
         # A column that is mostly numbers with a few text cells is a typed
         # column with stray codes; mostly text with some numeric-looking
         # labels (e.g. "1", "2", "other") is an honest categorical column.
-        if n_num > 0 and n_text > 0 and n_num >= 0.8 * len(as_text):
-            example = as_text[parsed.isna()].iloc[0]
+        if n_num > 0 and n_text > 0 and n_num >= 0.8 * len(nonnull):
+            first_text = set(counts.index[~is_num])
+            example = next(v for v in nonnull.astype(str) if v in first_text)
             raise fail("MIXED_TYPES", column=col, n_numeric=n_num, n_text=n_text, example=example[:40])
 
 
 def check_table(
-    frame: pd.DataFrame, *, name: str = "table", options: ReadOptions | None = None
+    frame: pd.DataFrame, *, name: str = "table", options: ReadOptions | None = None, codes_reported: bool = False
 ) -> tuple[pd.DataFrame, tuple[str, ...]]:
     """Check a frame for the declared problems.
 
@@ -80,6 +92,9 @@ def check_table(
     name : str
         Used in messages.
     options : ReadOptions, optional
+    codes_reported : bool, default False
+        The caller reports candidate missing codes (``?``, ``NA``, ...) as
+        proposals, so a numeric column holding them is not refused as mixed.
 
     Returns
     -------
@@ -122,7 +137,7 @@ def check_table(
         elif isinstance(s.dtype, pd.CategoricalDtype):
             pass
         else:
-            _mixed_type_problem(col, s)
+            _mixed_type_problem(col, s, codes_reported)
     if dropped:
         frame = frame.drop(columns=dropped)
         if frame.shape[1] == 0:

@@ -9,9 +9,15 @@ import pandas as pd
 from audit_core.errors import register_messages
 from audit_core.limits import Limits
 
-__all__ = ["MB", "TableFormat", "ReadOptions", "LoadedTable"]
+from .report import ReadReport
+
+__all__ = ["MB", "TableFormat", "HeaderChoice", "DecimalChoice", "ReadOptions", "LoadedTable"]
 
 TableFormat = Literal["csv", "parquet", "excel"]
+#: ``auto`` decides from the content; ``first_row`` / ``none`` are the user's explicit choice.
+HeaderChoice = Literal["auto", "first_row", "none"]
+#: ``auto`` decides per column; ``.`` or ``,`` fixes the decimal mark of every text number.
+DecimalChoice = Literal["auto", ".", ","]
 
 register_messages(
     {
@@ -21,14 +27,36 @@ register_messages(
             "Raise the cap (environment variable AUDIT_MAX_UPLOAD_MB and server.maxUploadSize) or sample the file first."
         ),
         "UNKNOWN_FORMAT": (
-            "Cannot tell the format of {name!r}. Use a .csv, .tsv, .txt, .parquet or .xlsx file."
+            "{name!r} looks like {what}, not a table. Upload delimited text (CSV, TSV, semicolon-, "
+            "pipe- or space-separated, any file extension), Parquet or Excel (.xlsx)."
         ),
+        "NOT_A_TABLE": "{name!r} is {what}, not a table. {hint}",
+        "EXCEL_SHEET_EMPTY": (
+            "Sheet {sheet!r} of {name!r} is empty. Sheets with data: {sheets}. Choose one of them as the sheet."
+        ),
+        "EXCEL_NO_SHEET": "{name!r} has no sheet {sheet!r}. Its sheets are: {sheets}.",
+        "EXCEL_ALL_EMPTY": "Every sheet of {name!r} is empty ({sheets}).",
+        "COLUMN_NAMES_COUNT": (
+            "{count} column name(s) were given for {name!r}, but the file has {n_columns} column(s). "
+            "Give exactly one name per column, separated by commas."
+        ),
+        "MULTI_FILE_COLUMNS": (
+            "{name!r} does not have the same columns as {first!r}: {detail}. Files stacked together must have "
+            "the same columns in the same order; upload them separately or fix the file."
+        ),
+        "MULTI_FILE_FORMAT": (
+            "{name!r} is {fmt}; only delimited text files can be stacked. Upload it on its own."
+        ),
+        "MULTI_FILE_DUPLICATE": "{name!r} was given twice; each file can be stacked once.",
         "UNPARSEABLE": "Could not read {name!r} as {fmt}: {detail}",
         "BAD_ENCODING": (
             "Could not decode {name!r} with encoding {encoding!r}: {detail}. "
             "Choose another encoding (for example 'latin-1' or 'cp1252')."
         ),
-        "CSV_RAGGED": "{name!r} has a ragged row: {detail}. Every row must have as many fields as the header.",
+        "CSV_RAGGED": (
+            "{name!r} has a ragged row: {detail}. Every row must have as many fields as the first line "
+            "(check the delimiter in Read options, or fix the row)."
+        ),
         "NO_ROWS": "{name!r} has a header but no data rows.",
         "NO_COLUMNS": "{name!r} has no columns.",
         "DUPLICATE_COLUMNS": (
@@ -61,6 +89,10 @@ register_messages(
             "Column {column!r} mixes numbers ({n_numeric} rows) with text ({n_text} rows, e.g. {example!r}). "
             "Declare the text values as missing codes, or convert the column."
         ),
+        "MISSING_CODE_UNKNOWN_COLUMN": (
+            "The missing code {code!r} is declared for column {column!r}, which is not in {name!r}. "
+            "Columns: {columns}."
+        ),
         "UNSUPPORTED_DTYPE": "Column {column!r} has an unsupported type {dtype}. Convert it to numbers or text.",
     }
 )
@@ -75,13 +107,28 @@ class ReadOptions:
     Parameters
     ----------
     delimiter : str or None
-        CSV delimiter; ``None`` sniffs it.
+        CSV delimiter; ``None`` sniffs it among ``, TAB ; |`` and runs of
+        whitespace; ``" "`` means runs of whitespace.
     encoding : str or None
         CSV text encoding; ``None`` detects it.
-    sheet : str or int
-        Excel sheet name or 0-based index.
+    sheet : str, int or None
+        Excel sheet name or 0-based index; ``None`` reads the first sheet that
+        has data (and says so in the read report).
     na_values : tuple of str
-        Extra text values read as missing (for example ``("unknown", "?")``).
+        Text values read as missing in every column (for example ``("unknown", "?")``).
+        Blank cells are always missing; nothing else is unless declared here
+        or in ``missing_codes`` (pandas' default list of NA spellings is not used).
+    missing_codes : tuple of (column, code) pairs
+        Missing codes accepted for one column each, usually the read report's
+        proposals (:attr:`ReadReport.missing_proposals`).
+    header : {"auto", "first_row", "none"}
+        Whether the first row of a text or Excel file holds the column names.
+    column_names : tuple of str
+        Names for a file without a header row (one per column); without them
+        the columns are called ``col_1``, ``col_2``, ...
+    decimal : {"auto", ".", ","}
+        Decimal mark of numbers written as text; ``auto`` decides per column
+        (a comma followed by other than three digits is a decimal comma).
     max_bytes : int
         Upload size cap in bytes.
     max_columns, max_rows : int
@@ -96,8 +143,12 @@ class ReadOptions:
 
     delimiter: str | None = None
     encoding: str | None = None
-    sheet: str | int = 0
+    sheet: str | int | None = None
     na_values: tuple[str, ...] = ()
+    missing_codes: tuple[tuple[str, str], ...] = ()
+    header: HeaderChoice = "auto"
+    column_names: tuple[str, ...] = ()
+    decimal: DecimalChoice = "auto"
     max_bytes: int = 200 * MB
     max_columns: int = 10_000
     max_rows: int = 5_000_000
@@ -137,9 +188,11 @@ class LoadedTable:
     sha256 : str
         SHA-256 of the raw bytes: the dataset fingerprint.
     encoding, delimiter : str or None
-        What was used for CSV.
+        What was used for CSV (``" "`` is runs of whitespace).
     dropped_columns : tuple of str
         Columns dropped because they were entirely missing.
+    report : ReadReport
+        Every decision of the read and its proposals (missing codes), in plain words.
     """
 
     frame: pd.DataFrame
@@ -150,3 +203,4 @@ class LoadedTable:
     encoding: str | None = None
     delimiter: str | None = None
     dropped_columns: tuple[str, ...] = field(default=())
+    report: ReadReport = field(default_factory=ReadReport)

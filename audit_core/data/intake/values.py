@@ -1,0 +1,269 @@
+"""From text cells to typed columns: trimming, missing cells, numbers, booleans and keys.
+
+A delimited file is first read with every cell as text, so nothing is
+converted behind the user's back. Then, column by column:
+
+1. surrounding spaces are removed from every cell (both ends alike);
+2. blank cells are missing, and so are the missing codes the user accepted
+   (all columns, or one column each); the candidate codes ``?``, ``NA``,
+   ``n/a``, ``-``, ``.``, ... found in a column are only *proposed*;
+3. a column whose values are all numbers becomes numeric — unless its
+   values look like keys: a leading zero (``00017``) or more than 15 digits
+   (beyond what a float holds exactly) keeps the column as text;
+4. numbers written with a decimal comma (``1,5``) or thousands separators
+   (``12,345.6``) are read as numbers when the column's values leave no doubt;
+   ``1,234`` alone could be either, so such a column stays text with a warning
+   unless another column of the file settles the convention or the user
+   chooses the decimal mark;
+5. ``True``/``False`` columns become booleans.
+"""
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pandas as pd
+
+from .options import DecimalChoice
+from .report import CANDIDATE_MISSING_CODES, MissingCodeProposal, note
+
+__all__ = ["trim_cells", "apply_missing", "propose_missing", "type_columns"]
+
+_CODES = frozenset(CANDIDATE_MISSING_CODES)
+_KEY = re.compile(r"[+-]?0\d+")
+_LONG = re.compile(r"[+-]?\d{16,}")
+# A comma decimal mark, with optional dot (or space) thousands groups: 1,5  1.234,5  -0,25
+_DEC_COMMA = re.compile(r"[+-]?(\d{1,3}([. ]\d{3})+|\d+)(,\d+)?|[+-]?,\d+")
+# Comma thousands groups, with optional dot decimals: 12,345  1,234,567.5
+_THOUSANDS = re.compile(r"[+-]?\d{1,3}(,\d{3})+(\.\d+)?|[+-]?\d+(\.\d+)?")
+_TRUE, _FALSE = frozenset({"True", "TRUE", "true"}), frozenset({"False", "FALSE", "false"})
+
+
+def trim_cells(frame: pd.DataFrame) -> tuple[pd.DataFrame, tuple[tuple[str, int], ...]]:
+    """Strip leading and trailing whitespace from every text cell.
+
+    Returns the trimmed frame and, per column that changed, the number of cells changed.
+    """
+    changed: list[tuple[str, int]] = []
+    out = {}
+    for col in frame.columns:
+        s = frame[col]
+        text = _is_text(s)
+        out[col] = s
+        if not text.any():
+            continue
+        if isinstance(s.dtype, pd.StringDtype):
+            trimmed = s.str.strip()
+            n = int((text & (trimmed != s)).sum())
+        else:
+            before = s[text].astype(str)
+            after = before.str.strip()
+            n = int((after != before).sum())
+            trimmed = s.copy()
+            trimmed[text] = after
+        if n:
+            out[col] = trimmed
+            changed.append((str(col), n))
+    return pd.DataFrame(out, index=frame.index), tuple(changed)
+
+
+def _is_text(s: pd.Series) -> pd.Series:
+    """Cells holding text (for a string column: every present cell)."""
+    if isinstance(s.dtype, pd.StringDtype):
+        return s.notna()
+    if s.dtype != object:
+        return pd.Series(False, index=s.index)
+    return s.map(lambda v: isinstance(v, str), na_action="ignore").fillna(False).astype(bool)
+
+
+def apply_missing(
+    frame: pd.DataFrame,
+    *,
+    na_values: tuple[str, ...],
+    missing_codes: tuple[tuple[str, str], ...],
+) -> tuple[pd.DataFrame, tuple[tuple[str, str, int], ...]]:
+    """Blank text cells and the declared codes become missing.
+
+    ``na_values`` apply to every column, ``missing_codes`` pairs
+    ``(column, code)`` to one column each. Returns the frame and
+    ``(column, code, count)`` for every code applied (``""`` = blank).
+    """
+    per_column: dict[str, set[str]] = {}
+    for col, code in missing_codes:
+        per_column.setdefault(col, set()).add(code)
+    applied: list[tuple[str, str, int]] = []
+    out = {}
+    for col in frame.columns:
+        s = frame[col]
+        codes = {""} | set(na_values) | per_column.get(str(col), set())
+        text = _is_text(s)
+        if not text.any():
+            out[col] = s
+            continue
+        values = s.where(text, None)
+        hit = text & values.isin(codes)
+        if hit.any():
+            counts = values[hit].value_counts()
+            applied += [(str(col), str(code), int(counts[code])) for code in sorted(counts.index, key=str)]
+            s = s.mask(hit)
+        out[col] = s
+    return pd.DataFrame(out, index=frame.index), tuple(applied)
+
+
+def _numbers(values: pd.Series, decimal: str) -> pd.Series:
+    """Text to float under one decimal convention; unparseable -> NaN."""
+    v = values.astype(str)
+    if decimal == ",":
+        v = v.str.replace(r"[. ](?=\d{3}(\D|$))", "", regex=True).str.replace(",", ".", regex=False)
+    elif decimal == "thousands":
+        v = v.str.replace(",", "", regex=False)
+    return pd.to_numeric(v, errors="coerce")
+
+
+def _convention(uniques: list[str]) -> str | None:
+    """``","``, ``"thousands"``, ``"ambiguous"`` or None for text values that hold a comma."""
+    if not any("," in u for u in uniques):
+        return None
+    dec = all(_DEC_COMMA.fullmatch(u) for u in uniques)
+    thou = all(_THOUSANDS.fullmatch(u) for u in uniques)
+    if dec and thou:
+        # every comma is followed by exactly three digits and no dot decimals: 1,234
+        return "ambiguous"
+    return "," if dec else "thousands" if thou else None
+
+
+def _plain_numeric(s: pd.Series, uniques: list[str], codes: np.ndarray) -> pd.Series | None:
+    """The column as numbers if every distinct value is a plain number (no NaN spellings).
+
+    ``uniques`` and ``codes`` are the column's factorization (code -1 = missing):
+    each distinct text is parsed once.
+    """
+    if not uniques:
+        return None
+    parsed = pd.to_numeric(pd.Series(uniques, dtype=object), errors="coerce")
+    if parsed.isna().any():
+        return None
+    values = parsed.to_numpy()
+    if (codes < 0).any():
+        values = np.append(values.astype(float), np.nan)  # code -1 takes the last entry
+    return pd.Series(values[codes], index=s.index)
+
+
+def _finish_numbers(s: pd.Series) -> pd.Series:
+    """int64 when every value is a whole number and none is missing, else float64 (as pandas reads CSV)."""
+    if pd.api.types.is_integer_dtype(s.dtype):
+        return s
+    return s.astype(float)
+
+
+def propose_missing(frame: pd.DataFrame) -> tuple[MissingCodeProposal, ...]:
+    """Candidate missing codes present in each text column, with their counts."""
+    out: list[MissingCodeProposal] = []
+    for col in frame.columns:
+        s = frame[col]
+        text = _is_text(s)
+        if not text.any():
+            continue
+        counts = s[text].astype(str).value_counts()
+        found = [c for c in counts.index if c in _CODES]
+        if not found:
+            continue
+        # Accepting the codes leaves numbers only: the other cells are numbers (or number-like text).
+        others = [v for v in counts.index if v not in _CODES]
+        n_other_cells = int((~text & s.notna()).sum())
+        numeric_rest = bool(others or n_other_cells) and (
+            not others or pd.to_numeric(pd.Series(others, dtype=object), errors="coerce").notna().all()
+        )
+        for code in sorted(found, key=lambda c: (-int(counts[c]), c)):
+            out.append(MissingCodeProposal(column=str(col), code=str(code), count=int(counts[code]),
+                                           makes_numeric=bool(numeric_rest)))
+    return tuple(out)
+
+
+def type_columns(
+    frame: pd.DataFrame, *, decimal: DecimalChoice = "auto"
+) -> tuple[pd.DataFrame, tuple[tuple[str, str], ...], tuple[tuple[str, str], ...]]:
+    """Type the all-text columns of a frame read as text.
+
+    Parameters
+    ----------
+    frame : pandas.DataFrame of shape (n_rows, n_columns)
+        Cells are text or missing.
+    decimal : {"auto", ".", ","}
+
+    Returns
+    -------
+    frame : pandas.DataFrame
+        Numeric, boolean or text columns.
+    conversions : tuple of (column, description)
+    warnings : tuple of (code, message)
+    """
+    out: dict[str, pd.Series] = {}
+    conversions: list[tuple[str, str]] = []
+    warnings: list[tuple[str, str]] = []
+    pending: dict[str, list[str]] = {}
+    decided: set[str] = set()
+    for col in frame.columns:
+        s = frame[col]
+        out[col] = s
+        present = s.dropna()
+        if present.empty or not _is_text(present).all():
+            continue
+        codes, cats = pd.factorize(s)
+        uniques = [str(u) for u in cats]
+        key = next((u for u in uniques if _KEY.fullmatch(u) or _LONG.fullmatch(u)), None)
+        if key is not None and all(looks_integer(u) for u in uniques):
+            why = "have a leading zero" if _KEY.fullmatch(key) else "have more than 15 digits"
+            warnings.append(note("READ_KEY_TEXT", column=str(col), example=key, why=why))
+            continue
+        if set(uniques) <= _TRUE | _FALSE:
+            out[col] = s.map(lambda v: v in _TRUE, na_action="ignore")
+            if not s.isna().any():
+                out[col] = out[col].astype(bool)
+            continue
+        if decimal == "auto":
+            num = _plain_numeric(s, uniques, codes)
+            if num is not None:
+                out[col] = _finish_numbers(num)
+                continue
+            conv = _convention(uniques)
+        elif decimal == ",":
+            conv = "," if all(_DEC_COMMA.fullmatch(u) for u in uniques) else None
+        else:  # "." explicitly: commas are thousands separators
+            if not any("," in u for u in uniques):
+                num = _plain_numeric(s, uniques, codes)
+                if num is not None:
+                    out[col] = _finish_numbers(num)
+                continue
+            conv = "thousands" if all(_THOUSANDS.fullmatch(u) for u in uniques) else None
+        if conv is None:
+            continue
+        if conv == "ambiguous":
+            pending[col] = uniques
+            continue
+        decided.add(conv)
+        _convert(out, conversions, col, s, conv)
+    for col, uniques in pending.items():
+        if len(decided) == 1:
+            _convert(out, conversions, col, frame[col], next(iter(decided)))
+        else:
+            warnings.append(note("READ_AMBIGUOUS_NUMBER", column=str(col),
+                                 example=next(u for u in uniques if "," in u)))
+    return pd.DataFrame(out, index=frame.index), tuple(conversions), tuple(warnings)
+
+
+def looks_integer(text: str) -> bool:
+    return text.lstrip("+-").isdigit()
+
+
+def _convert(out: dict, conversions: list, col: str, s: pd.Series, conv: str) -> None:
+    num = _numbers(s.dropna(), conv)
+    if num.isna().any():
+        return
+    full = pd.Series(np.nan, index=s.index)
+    full[s.notna()] = num.to_numpy(dtype=float)
+    if not s.isna().any() and bool((full == full.round()).all()) and bool((full.abs() < 2**53).all()):
+        full = full.astype(np.int64)
+    out[col] = full
+    what = "with a decimal comma (1,5 = 1.5)" if conv == "," else "with thousands separators (12,345 = 12345)"
+    conversions.append((str(col), what))
