@@ -140,13 +140,14 @@ def _cmd_report(args: argparse.Namespace) -> int:
 
 def _cmd_gate(args: argparse.Namespace) -> int:
     from audit_core.runs.gate import compare_runs
+    from audit_core.safe_text import read_text_file
 
     rules = None
     if args.rules:
         path = Path(args.rules)
         if not path.is_file():
             raise _Usage(f"the rules file {path} does not exist")
-        rules = path.read_text(encoding="utf-8")
+        rules = read_text_file(path, what=f"The rules file {path}")
     registry = _registry(args.registry)
     side = {name: [registry.load(i) for i in getattr(args, name).split(",") if i] for name in ("run_a", "run_b")}
     if not side["run_a"] or not side["run_b"]:

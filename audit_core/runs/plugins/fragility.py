@@ -159,6 +159,7 @@ temperature, thresholds, weights.
     out["missing_codes"] = {str(c): list(v) for c, v in codes.items()}
     for key in ("temperature", "baseline_sensitivity"):
         out[key] = expect_type(o.get(key, getattr(_DEFAULTS, key)), bool, where=f"{where}.{key}")
+    Limits.from_env().check_fields("fragility", out, where=where)
     return out
 
 

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from audit_core.limits import Limits
 from audit_core.transport.config import TransportConfig
 from audit_core.transport.protocol import run_transport
 
@@ -51,6 +52,7 @@ def validate_config(options: dict, *, where: str) -> dict:
             out[k] = list(expect_type(options[k], list, where=f"{where}.{k}"))
     if "tolerances" in options:
         out["tolerances"] = dict(expect_type(options["tolerances"], dict, where=f"{where}.tolerances"))
+    Limits.from_env().check_fields("transport", out, where=where)
     return out
 
 
