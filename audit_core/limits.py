@@ -93,6 +93,7 @@ COUNTS: dict[str, Count] = {
     "bins": Count("AUDIT_MAX_BINS", 1_000, 1_000_000, "bins"),
     "epochs": Count("AUDIT_MAX_EPOCHS", 300, 1_000_000, "training epochs"),
     "width": Count("AUDIT_MAX_WIDTH", 512, 1_000_000, "hidden units"),
+    "workers": Count("AUDIT_MAX_WORKERS", 64, 4_096, "worker processes"),
     "model_size": Count("AUDIT_MAX_MODEL_SIZE", 100_000, 100_000_000, "model-size units (trees, iterations, leaves, ...)"),
 }
 
@@ -132,6 +133,7 @@ COUNT_FIELDS: dict[str, dict[str, str]] = {
         "hcep_thresholds": "list_items", "stresses": "list_items", "subgroup_columns": "list_items",
         "targets": "list_items",
     },
+    "cli": {"n_jobs": "workers", "dask_local": "workers"},
     "widgets": {
         "fr_max_cases": "cases", "fr_k": "depth", "fr_draws": "draws", "fr_neural_epochs": "epochs", "fr_neural_width": "width",
         "tr_refits": "refits", "tr_bootstrap": "bootstrap", "tr_m": "depth", "tr_sets": "random_sets",

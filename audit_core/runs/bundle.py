@@ -23,9 +23,13 @@ from __future__ import annotations
 
 import base64
 import binascii
+import contextlib
+import errno
 import hashlib
 import io
 import json
+import os
+import tempfile
 import types
 import zipfile
 from pathlib import Path
@@ -47,6 +51,7 @@ __all__ = [
     "parquet_zip",
     "read_bundle",
     "table_parquet",
+    "write_file",
     "write_parquet_tables",
 ]
 
@@ -87,8 +92,49 @@ register_messages(
             "The bundle {name} is damaged: the SHA-256 of {what} {entry!r} does not match "
             "(the file was modified or truncated)."
         ),
+        "OUTPUT_DISK_FULL": (
+            "Cannot write {path}: no space left on the disk holding {folder}. Nothing partial was left "
+            "behind; free space there (or write to another folder) and try again."
+        ),
+        "OUTPUT_UNWRITABLE": (
+            "Cannot write {path} ({reason}). Check that its folder is a folder and is writable, "
+            "or choose another path."
+        ),
     }
 )
+
+
+def write_file(path: str | Path, data: bytes) -> Path:
+    """Write ``data`` to ``path`` atomically: a temporary file in the same folder, synced, then renamed.
+
+    A reader never sees a partial file, and a failed write (a full disk)
+    leaves neither a partial nor a 0-byte file behind.
+
+    Raises
+    ------
+    AuditInputError
+        ``OUTPUT_DISK_FULL`` (no space, or over quota) saying where to free
+        space, ``OUTPUT_UNWRITABLE`` for any other write error.
+    """
+    p = Path(path)
+    try:
+        p.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=p.parent, prefix=f".{p.name}.", suffix=".part")
+        try:
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(data)
+                fh.flush()
+                os.fsync(fh.fileno())
+            os.replace(tmp, p)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+            raise
+    except OSError as exc:
+        if exc.errno in (errno.ENOSPC, errno.EDQUOT):
+            raise fail("OUTPUT_DISK_FULL", path=p, folder=p.parent) from exc
+        raise fail("OUTPUT_UNWRITABLE", path=p, reason=exc.strerror or str(exc)) from exc
+    return p
 
 
 def table_parquet(df: pd.DataFrame) -> bytes:
@@ -231,15 +277,9 @@ def import_bundle(registry: RunRegistry, data: bytes, *, name: str = "bundle.jso
 
 
 def write_parquet_tables(record: RunRecord, directory: str | Path) -> list[Path]:
-    """Write each result table as ``<directory>/<name>.parquet``; return the paths."""
+    """Write each result table as ``<directory>/<name>.parquet`` (atomically, :func:`write_file`); return the paths."""
     out = Path(directory)
-    out.mkdir(parents=True, exist_ok=True)
-    paths = []
-    for name, df in record.tables.items():
-        path = out / f"{_safe(name)}.parquet"
-        path.write_bytes(table_parquet(df))
-        paths.append(path)
-    return paths
+    return [write_file(out / f"{_safe(name)}.parquet", table_parquet(df)) for name, df in record.tables.items()]
 
 
 def parquet_zip(record: RunRecord) -> bytes:

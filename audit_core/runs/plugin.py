@@ -135,6 +135,11 @@ class AuditRunner:
         Runs the audit. Stochastic steps take their seeds from ``options``.
     needs_workspace : bool
         Whether ``context.workspace()`` is used (a model is trained first).
+    check_data : callable(options, data, *, where) -> None, optional
+        Checks the options against the loaded data (e.g. that a named column
+        exists) before any model is trained or run is created, so a mismatch
+        is a config error (exit 2) and saves nothing. ``data`` is the
+        config's :class:`~audit_core.runs.config.LoadedData`.
     """
 
     kind: str
@@ -142,6 +147,7 @@ class AuditRunner:
     validate_config: Callable[..., dict]
     run: Callable[..., AuditResult]
     needs_workspace: bool = True
+    check_data: Callable[..., None] | None = None
 
 
 #: kind -> runner. Populated by :func:`register_audit`.
