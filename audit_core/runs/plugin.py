@@ -140,6 +140,10 @@ class AuditRunner:
         exists) before any model is trained or run is created, so a mismatch
         is a config error (exit 2) and saves nothing. ``data`` is the
         config's :class:`~audit_core.runs.config.LoadedData`.
+    tables : mapping of str to tuple of str
+        The columns each stored table must have when present (those the Runs
+        page, the report and the release gate read). An imported bundle of
+        this kind is checked against it (:func:`audit_core.runs.bundle.check_run_tables`).
     """
 
     kind: str
@@ -148,6 +152,7 @@ class AuditRunner:
     run: Callable[..., AuditResult]
     needs_workspace: bool = True
     check_data: Callable[..., None] | None = None
+    tables: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
 
 
 #: kind -> runner. Populated by :func:`register_audit`.

@@ -31,6 +31,7 @@ from pathlib import Path
 import pandas as pd
 from plotly.offline import get_plotlyjs
 
+from audit_core.errors import AuditInputError
 from audit_core.runs.bundle import write_file
 from audit_core.runs.registry import RunRecord
 
@@ -125,7 +126,11 @@ def render_report(record: RunRecord, *, generated_at: str | None = None) -> str:
     verdicts = record.tables.get("verdicts")
     if verdicts is not None:
         parts += ["<h2>Verdicts</h2>", _table_html(verdicts, table_id="verdict-table")]
-    figures = figures_for(record)
+    try:
+        figures = figures_for(record)
+    except AuditInputError as err:  # tables this version cannot draw: the report keeps the tables
+        figures = []
+        parts.append(f"<p class='note'>{e(err.message)}</p>")
     if figures:
         parts.append("<h2>Figures</h2>")
         for i, (title, fig) in enumerate(figures):

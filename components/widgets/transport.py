@@ -150,8 +150,9 @@ def run_section(table, ds_config, decl: dict, options: dict, tolerances: dict | 
         bar = st.progress(0.0, text="Declaring…")
         result = run_transport(ds.frame, config=cfg,
                                progress=lambda f, m: bar.progress(min(max(f, 0.0), 1.0), text=m))
+        st.session_state[RESULT_KEY] = result  # kept even if the save is refused (full disk, read-only registry)
+        st.session_state[RUN_KEY] = None
         run_id = result.save_to_registry(registry(), dataset_name=ds_config.name, dataset_fingerprint=ds.fingerprint)
-        st.session_state[RESULT_KEY] = result
         st.session_state[RUN_KEY] = run_id
         bar.progress(1.0, text=f"Done · saved as run {run_id}")
 

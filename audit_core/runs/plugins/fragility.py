@@ -164,6 +164,16 @@ temperature, thresholds, weights.
     return out
 
 
+#: Columns the Runs page, the report and the gate read from each stored table (when present).
+TABLES: dict[str, tuple[str, ...]] = {
+    "summary": ("key", "p_hat", "k_star", "rcma", "fds"),
+    "auroc": ("label", "stratum", "score", "n", "n_brittle", "auroc", "lo", "hi", "same_ranking"),
+    "delta": ("key",),
+    "temperature": ("method", "subset"),
+    "metrics": ("split", "metric", "value"),
+}
+
+
 def check_data(options: dict[str, Any], data: Any, *, where: str) -> None:
     """Refuse ``missing_codes`` naming a column the loaded data does not have (before any run is created)."""
     columns = [str(c) for c in data.dataset.frame.columns]
@@ -237,5 +247,5 @@ def run(options: dict[str, Any], *, context: AuditContext, progress: Progress) -
 #: The registered ``fragility`` runner.
 FRAGILITY_AUDIT = register_audit(
     AuditRunner(kind="fragility", title="Fragility (certificates)", validate_config=validate_config, run=run,
-                needs_workspace=True, check_data=check_data)
+                needs_workspace=True, check_data=check_data, tables=TABLES)
 )

@@ -167,5 +167,8 @@ MODEL_AUDIT = register_audit(
         validate_config=validate_model_options,
         run=run_model_audit,
         needs_workspace=True,
+        tables={"metrics": ("split", "metric", "value"), "grouping": ("feature", "raw_column", "group"),
+                "baseline": ("feature", "baseline"), "metric_intervals": ("metric", "lower", "upper"),
+                "seed_variability": ("seed", "auroc")},
     )
 )

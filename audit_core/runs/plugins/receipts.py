@@ -184,5 +184,7 @@ def run(options: dict[str, Any], *, context: AuditContext, progress: Progress) -
 #: The registered ``receipts`` runner.
 RECEIPTS_AUDIT = register_audit(
     AuditRunner(kind="receipts", title="Receipts (executed cubes)", validate_config=validate_config, run=run,
-                needs_workspace=False)
+                needs_workspace=False,
+                tables={"cells": ("cell", "verdict", "in_receipt"), "verdicts": ("endpoint", "verdict"),
+                        "by_mutation": ("stratum", "mutation", "cases", "share_changed")})
 )

@@ -73,5 +73,9 @@ def run(options: dict, *, context: AuditContext, progress: Progress) -> AuditRes
 
 
 TRANSPORT_AUDIT = register_audit(
-    AuditRunner(kind="transport", title="Transport", validate_config=validate_config, run=run, needs_workspace=False)
+    AuditRunner(kind="transport", title="Transport", validate_config=validate_config, run=run, needs_workspace=False,
+                tables={"results": ("analysis", "condition", "domain", "model", "mapping", "metric", "value"),
+                        "verdicts": ("metric", "verdict"),
+                        "reliability": ("domain", "model", "mapping", "mean_p", "frac_pos"),
+                        "curves": ("coverage", "risk", "domain", "model", "mapping")})
 )

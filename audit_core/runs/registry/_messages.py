@@ -76,6 +76,15 @@ register_messages(
             "Unknown run status {status!r}; use one of 'running', 'done', "
             "'failed', 'interrupted'."
         ),
+        "REGISTRY_READ_ONLY_NOTICE": (
+            "The run registry is open read-only ({reason}): saved runs can be browsed and exported, "
+            "but saving is off, so new models and audits stay in this session only."
+        ),
+        "RUN_TABLES_UNREADABLE": (
+            "The figures of run {run_id!r} cannot be drawn from its stored tables ({reason}); "
+            "it was saved by another version or edited. Its tables, manifest and configuration "
+            "are shown as stored."
+        ),
         "REGISTRY_BAD_DATE": (
             "Cannot filter runs by {name}={value!r}: not a date or timestamp. "
             "Use e.g. '2024-05-01' or '2024-05-01T13:00:00+00:00'."
