@@ -74,6 +74,11 @@ def _execution(args: argparse.Namespace) -> Iterator[ExecutionOptions]:
         raise _Usage("--backend dask needs --dask-scheduler ADDRESS or --dask-local N")
     if args.n_jobs is not None and backend != "processes":
         raise _Usage("--n-jobs applies to --backend processes only")
+    from audit_core.limits import COUNT_FIELDS, Limits
+
+    limits = Limits.from_env()
+    for option, count in COUNT_FIELDS["cli"].items():  # worker counts: --n-jobs, --dask-local
+        limits.check_count(count, getattr(args, option), where="--" + option.replace("_", "-"))
     if args.dask_local is not None:
         with local_cluster(args.dask_local):  # the cluster's client is the current client
             yield ExecutionOptions(backend="dask")
@@ -85,12 +90,30 @@ class _Usage(Exception):
     """A usage error detected after parsing (exit 2)."""
 
 
+class _OutputsLost(Exception):
+    """A run was saved but its output files could not be written (exit 3)."""
+
+
+def _check_out(out: Path) -> None:
+    """Refuse an --out that is a file, cannot be created or cannot be written, before any run starts."""
+    import tempfile
+
+    if out.exists() and not out.is_dir():
+        raise _Usage(f"--out {out} is a file, not a folder: name a folder (it is created if missing)")
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryFile(dir=out):
+            pass
+    except OSError as exc:
+        raise _Usage(f"--out {out} cannot be written ({exc.strerror or exc}): name a writable folder") from None
+
+
 def _write_outputs(record: RunRecord, out: Path, *, html: bool) -> Path:
-    from audit_core.runs.bundle import export_bundle, write_parquet_tables
+    from audit_core.runs.bundle import export_bundle, write_file, write_parquet_tables
 
     folder = out / record.run_id
     write_parquet_tables(record, folder / "tables")
-    (folder / "bundle.json").write_bytes(export_bundle(record))
+    write_file(folder / "bundle.json", export_bundle(record))
     if html:
         from components.report import write_report
 
@@ -103,11 +126,14 @@ def _terminate(signum: int, frame: Any) -> None:
 
 
 def _cmd_run(args: argparse.Namespace) -> int:
+    from audit_core.errors import AuditInputError
     from audit_core.runs.execute import run_config
     from audit_core.runs.config import load_config
 
     config = load_config(args.config)
     registry = _registry(args.registry)
+    registry.require_writable()  # a read-only registry: refuse before any work is done
+    _check_out(Path(args.out))
     bars = _Bars()
     # SIGTERM behaves like Ctrl-C: run_config saves the current run as failed, then main() exits 3.
     previous = signal.signal(signal.SIGTERM, _terminate)
@@ -120,7 +146,11 @@ def _cmd_run(args: argparse.Namespace) -> int:
     status = EXIT_OK
     for o in outcomes:
         if o.status == "done":
-            folder = _write_outputs(registry.load(o.run_id), Path(args.out), html=args.html)
+            try:
+                folder = _write_outputs(registry.load(o.run_id), Path(args.out), html=args.html)
+            except AuditInputError as exc:  # e.g. the disk filled up after the run was saved
+                raise _OutputsLost(f"{exc.message} The {o.kind} run {o.run_id} is saved in the registry: "
+                                   f"write its files again with `reliability-audit export {o.run_id}`.") from None
             print(f"{o.kind}\tdone\t{o.run_id}\t{folder}")
         else:
             print(f"{o.kind}\tfailed\t{o.run_id}\t{o.error}")
@@ -140,13 +170,14 @@ def _cmd_report(args: argparse.Namespace) -> int:
 
 def _cmd_gate(args: argparse.Namespace) -> int:
     from audit_core.runs.gate import compare_runs
+    from audit_core.safe_text import read_text_file
 
     rules = None
     if args.rules:
         path = Path(args.rules)
         if not path.is_file():
             raise _Usage(f"the rules file {path} does not exist")
-        rules = path.read_text(encoding="utf-8")
+        rules = read_text_file(path, what=f"The rules file {path}")
     registry = _registry(args.registry)
     side = {name: [registry.load(i) for i in getattr(args, name).split(",") if i] for name in ("run_a", "run_b")}
     if not side["run_a"] or not side["run_b"]:
@@ -178,13 +209,13 @@ def _cmd_list(args: argparse.Namespace) -> int:
 
 
 def _cmd_export(args: argparse.Namespace) -> int:
-    from audit_core.runs.bundle import export_bundle, write_parquet_tables
+    from audit_core.runs.bundle import export_bundle, write_file, write_parquet_tables
 
     if not args.bundle and not args.parquet:
         raise _Usage("export needs --bundle OUT.json and/or --parquet DIR")
     record = _registry(args.registry).load(args.run_id)
     if args.bundle:
-        Path(args.bundle).write_bytes(export_bundle(record))
+        write_file(args.bundle, export_bundle(record))
         print(args.bundle)
     if args.parquet:
         for p in write_parquet_tables(record, args.parquet):
@@ -223,6 +254,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except _Usage as exc:
         _err(str(exc))
         return EXIT_USAGE
+    except _OutputsLost as exc:
+        _err(str(exc))
+        return EXIT_RUN_FAILED
     except AuditInputError as exc:
         _err(exc.message)
         return EXIT_USAGE

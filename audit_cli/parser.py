@@ -14,6 +14,17 @@ _EPILOG = """exit codes: 0 ok · 1 gate failed · 2 usage/config error · 3 run 
 registry: --registry PATH, else $AUDIT_REGISTRY_PATH, else ~/.reliability_audit/registry.sqlite3"""
 
 
+def _positive(text: str) -> int:
+    """A whole number of at least 1 (worker counts); argparse turns the error into exit 2."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a whole number of at least 1, got {text[:20]!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be a whole number of at least 1, got {value}")
+    return value
+
+
 class _Parser(argparse.ArgumentParser):
     """argparse that exits with 2 and one line (no usage dump) on bad arguments."""
 
@@ -43,9 +54,9 @@ def build_parser() -> argparse.ArgumentParser:
     registry_arg(r)
     r.add_argument("--backend", choices=("serial", "processes", "dask"), default=None,
                    help="where batch work runs (default: serial; dask when a scheduler is given)")
-    r.add_argument("--n-jobs", type=int, metavar="N", help="worker processes for --backend processes")
+    r.add_argument("--n-jobs", type=_positive, metavar="N", help="worker processes for --backend processes")
     r.add_argument("--dask-scheduler", metavar="ADDRESS", help="existing Dask scheduler, e.g. tcp://10.0.0.5:8786")
-    r.add_argument("--dask-local", type=int, metavar="N", help="start a local Dask cluster of N worker processes")
+    r.add_argument("--dask-local", type=_positive, metavar="N", help="start a local Dask cluster of N worker processes")
     r.add_argument("--html", action="store_true", help="also write report.html next to each run's tables")
 
     rep = sub.add_parser("report", help="write the self-contained HTML report of a saved run", epilog=_EPILOG)

@@ -18,17 +18,26 @@ variable                   default  caps
 ``AUDIT_MAX_CUBE_K``       12       sources of a Receipts cube (2**k cells)
 =========================  =======  ==============================================
 
+**Counts.** Every whole number of work a CLI config, an options object or an
+app widget takes (replicates, refits, cases, draws, grid points, ...) is
+bounded by one entry of :data:`COUNTS`, overridable by its ``AUDIT_MAX_*``
+variable up to a hard ceiling. :data:`COUNT_FIELDS` says which field of which
+schema is which count; :meth:`Limits.check_fields` refuses a value over its
+bound with ``LIMIT_COUNT``, naming the field, the bound and the variable. The
+table of counts is in ``docs/reliability.md``.
+
 This module is pure: it must not import streamlit or plotly.
 """
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
-from dataclasses import dataclass
+from collections.abc import Mapping, Sized
+from dataclasses import dataclass, field
+from typing import Any, NamedTuple
 
 from .errors import fail, register_messages
 
-__all__ = ["ENV_VARS", "Limits"]
+__all__ = ["COUNTS", "COUNT_FIELDS", "Count", "ENV_VARS", "Limits"]
 
 _MB = 1024 * 1024
 #: Hard ceiling of AUDIT_MAX_CUBE_K: 2**20 cells is about a million adjudications.
@@ -51,8 +60,92 @@ register_messages(
             "The environment variable {var} is {value!r}; it must be a number from {low:g} to {high:g} "
             "(default {default:g}). Fix or unset {var}."
         ),
+        "LIMIT_COUNT": (
+            "{where} asks for {value:,} {noun}; the most allowed is {bound:,} (limit {var}). "
+            "Use a smaller value, or set the environment variable {var} (at most {ceiling:,})."
+        ),
     }
 )
+
+
+class Count(NamedTuple):
+    """One bounded count: its variable, default bound, hard ceiling and what it counts (plural)."""
+
+    var: str
+    default: int
+    ceiling: int
+    noun: str
+
+
+#: count -> its bound. Every count field of :data:`COUNT_FIELDS` names one of these.
+COUNTS: dict[str, Count] = {
+    "bootstrap": Count("AUDIT_MAX_BOOTSTRAP", 10_000, 10_000_000, "bootstrap replicates"),
+    "refits": Count("AUDIT_MAX_REFITS", 100, 100_000, "model refits"),
+    "cases": Count("AUDIT_MAX_CASES", 100_000, 100_000_000, "cases"),
+    "benchmark_cases": Count("AUDIT_MAX_BENCHMARK_CASES", 20_000, 10_000_000, "benchmark cases"),
+    "draws": Count("AUDIT_MAX_DRAWS", 200, 100_000, "random draws"),
+    "repeats": Count("AUDIT_MAX_REPEATS", 100, 100_000, "permutation repeats"),
+    "list_items": Count("AUDIT_MAX_LIST_ITEMS", 100, 100_000, "entries in one list (grid points, thresholds, rates, ...)"),
+    "depth": Count("AUDIT_MAX_DEPTH", 1_000, 1_000_000, "groups or features at once (depth, donors, budget)"),
+    "search": Count("AUDIT_MAX_SEARCH", 100_000, 100_000_000, "search evaluations"),
+    "beam": Count("AUDIT_MAX_BEAM", 1_000, 1_000_000, "beam candidates"),
+    "chunk": Count("AUDIT_MAX_CHUNK", 1_000_000, 1_000_000_000, "items per batch chunk"),
+    "random_sets": Count("AUDIT_MAX_RANDOM_SETS", 1_000, 1_000_000, "random feature sets"),
+    "rows": Count("AUDIT_MAX_STRESS_ROWS", 5_000_000, 10**10, "rows"),
+    "bins": Count("AUDIT_MAX_BINS", 1_000, 1_000_000, "bins"),
+    "epochs": Count("AUDIT_MAX_EPOCHS", 300, 1_000_000, "training epochs"),
+    "width": Count("AUDIT_MAX_WIDTH", 512, 1_000_000, "hidden units"),
+    "workers": Count("AUDIT_MAX_WORKERS", 64, 4_096, "worker processes"),
+    "model_size": Count("AUDIT_MAX_MODEL_SIZE", 100_000, 100_000_000, "model-size units (trees, iterations, leaves, ...)"),
+}
+
+#: schema -> field -> count. A schema is a CLI audit entry (``model``, ``fragility``,
+#: ``receipts``, ``transport``), an options class of an audit entry point, or the
+#: app's widgets (``widgets``: widget key -> count). An int field is bounded by its
+#: value, a list field by its length. ``tests/test_hardening_bounds.py`` fails when a
+#: count field of any of these is missing here.
+COUNT_FIELDS: dict[str, dict[str, str]] = {
+    "model": {"bootstrap": "bootstrap", "chunk_size": "chunk", "refit_seeds": "refits"},
+    # the config's model.params: every whole number (or list of them) except seeds; "*" = every key
+    "model_params": {"*": "model_size"},
+    "fragility": {
+        "max_cases": "cases", "chunk_size": "chunk", "k": "depth", "families": "list_items", "grid": "list_items",
+        "n_draws": "draws", "donor_groups": "depth", "stress_draws": "draws", "thresholds": "list_items",
+        "missing_codes": "list_items", "n_boot": "bootstrap", "perm_repeats": "repeats", "shap_max_cases": "cases",
+        "search_max_cases": "cases", "exact_budget": "search", "beam_width": "beam",
+    },
+    "receipts": {"n_cases": "benchmark_cases"},
+    "transport": {
+        "n_refits": "refits", "n_bootstrap": "bootstrap", "degradation_m": "depth", "n_random_sets": "random_sets",
+        "stress_max_rows": "rows", "models": "list_items", "mappings": "list_items", "alphas": "list_items",
+        "selection_rates": "list_items", "stresses": "list_items", "subgroup_columns": "list_items",
+    },
+    "AuditOptions": {
+        "max_cases": "cases", "donor_groups": "depth", "stress_draws": "draws", "thresholds": "list_items",
+        "missing_codes": "list_items", "n_boot": "bootstrap", "perm_repeats": "repeats", "shap_max_cases": "cases",
+        "search_max_cases": "cases", "exact_budget": "search", "beam_width": "beam",
+    },
+    "FragilityConfig": {"k": "depth", "families": "list_items", "grid": "list_items", "n_draws": "draws"},
+    "BenchmarkConfig": {"n_cases": "benchmark_cases"},
+    "FRResMLP": {"epochs": "epochs", "width": "width"},
+    "TransportConfig": {
+        "n_refits": "refits", "n_bootstrap": "bootstrap", "degradation_m": "depth", "n_random_sets": "random_sets",
+        "stress_max_rows": "rows", "mi_max_rows": "rows", "n_bins": "bins", "models": "list_items",
+        "mappings": "list_items", "alphas": "list_items", "selection_rates": "list_items",
+        "hcep_thresholds": "list_items", "stresses": "list_items", "subgroup_columns": "list_items",
+        "targets": "list_items",
+    },
+    "cli": {"n_jobs": "workers", "dask_local": "workers"},
+    "widgets": {
+        "fr_max_cases": "cases", "fr_k": "depth", "fr_draws": "draws", "fr_neural_epochs": "epochs", "fr_neural_width": "width",
+        "tr_refits": "refits", "tr_bootstrap": "bootstrap", "tr_m": "depth", "tr_sets": "random_sets",
+        "tr_cap": "rows", "rc_bench_n": "benchmark_cases",
+    },
+}
+
+
+def _default_counts() -> tuple[tuple[str, int], ...]:
+    return tuple((name, c.default) for name, c in COUNTS.items())
 
 
 def _read(field_name: str, env: Mapping[str, str]) -> float:
@@ -89,6 +182,8 @@ class Limits:
     max_matrix_mb: float = 1_000
     max_exact_groups: int = 20
     max_cube_k: int = 12
+    #: ``(count, bound)`` for every entry of :data:`COUNTS` (a tuple, so the caps stay hashable).
+    counts: tuple[tuple[str, int], ...] = field(default_factory=_default_counts)
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> "Limits":
@@ -106,7 +201,76 @@ class Limits:
         for name in ENV_VARS:
             v = _read(name, env)
             values[name] = int(v) if name in ints else float(v)
-        return cls(**values)
+        counts = []
+        for name, c in COUNTS.items():
+            raw = env.get(c.var, "").strip()
+            try:
+                bound = float(raw) if raw else c.default
+            except ValueError:
+                bound = float("nan")
+            if not (1 <= bound <= c.ceiling) or bound != int(bound):  # also refuses nan
+                raise fail("LIMIT_BAD_VALUE", var=c.var, value=raw[:40], low=1, high=c.ceiling, default=c.default)
+            counts.append((name, int(bound)))
+        return cls(**values, counts=tuple(counts))
+
+    def bound(self, count: str) -> int:
+        """The bound of one count of :data:`COUNTS`, e.g. ``Limits().bound("bootstrap")`` is 10,000."""
+        return dict(self.counts)[count]
+
+    def check_count(self, count: str, value: Any, *, where: str) -> None:
+        """Refuse ``value`` (a whole number, or a list by its length) over the bound of ``count``.
+
+        Raises
+        ------
+        AuditInputError
+            ``LIMIT_COUNT`` naming ``where``, the bound and its variable.
+
+        Examples
+        --------
+        >>> Limits().check_count("bootstrap", 2_000_000_000, where="audits[0].bootstrap")
+        Traceback (most recent call last):
+        ...
+        audit_core.errors.AuditInputError: audits[0].bootstrap asks for 2,000,000,000 bootstrap replicates; \
+the most allowed is 10,000 (limit AUDIT_MAX_BOOTSTRAP). Use a smaller value, or set the environment variable \
+AUDIT_MAX_BOOTSTRAP (at most 10,000,000).
+        """
+        c = COUNTS[count]
+        n = len(value) if isinstance(value, Sized) and not isinstance(value, (str, bytes)) else value
+        if isinstance(n, bool) or not isinstance(n, int) and not hasattr(n, "__index__"):
+            return  # not a whole number: the type is checked by the caller
+        n = int(n)
+        bound = self.bound(count)
+        if n > bound:
+            raise fail("LIMIT_COUNT", where=where, value=n, noun=c.noun, bound=bound, var=c.var, ceiling=c.ceiling)
+
+    def check_fields(self, schema: str, values: Any, *, where: str) -> None:
+        """Check every count field of ``schema`` (:data:`COUNT_FIELDS`) in ``values``.
+
+        Parameters
+        ----------
+        schema : str
+            A key of :data:`COUNT_FIELDS`.
+        values : Mapping or object
+            A config entry (dict) or an options object (fields read as attributes).
+        where : str
+            Prefix of the field names in messages, e.g. ``"audits[0]"``.
+        """
+        fields = COUNT_FIELDS[schema]
+        each = "*" in fields  # every key except seeds; a list value is bounded entry by entry
+        if each:
+            keys = values if isinstance(values, Mapping) else {}
+            fields = {str(k): fields["*"] for k in keys if "seed" not in str(k) and str(k) != "random_state"}
+        for name, count in fields.items():
+            value = values.get(name) if isinstance(values, Mapping) else getattr(values, name, None)
+            if each and isinstance(value, (list, tuple)):  # e.g. hidden_layer_sizes: [100, 50]
+                for i, inner in enumerate(value):
+                    self.check_count(count, inner, where=f"{where}.{name}[{i}]")
+                continue
+            if isinstance(value, Mapping) and count == "list_items":  # e.g. missing_codes: column -> codes
+                for key, inner in value.items():
+                    self.check_count(count, inner, where=f"{where}.{name}.{key}")
+            if value is not None:
+                self.check_count(count, value, where=f"{where}.{name}")
 
     @property
     def max_upload_bytes(self) -> int:

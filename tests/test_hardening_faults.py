@@ -93,9 +93,11 @@ def test_sigkill_mid_run_loses_nothing(tmp_path, mode):
     assert _integrity(path) == "ok"
     for r in earlier:  # earlier runs intact, byte for byte in their tables
         pd.testing.assert_frame_equal(RunRegistry(path).load(r).tables["metrics"], before[r])
-    if mode == "running":
+    if mode == "running":  # never "done"; the next open sees its process is gone
         half = runs[runs["dataset_name"] == "half"]
-        assert len(half) == 1 and half["status"].iloc[0] == "running"  # never "done"
+        assert len(half) == 1 and half["status"].iloc[0] == "interrupted"
+        error = RunRegistry(path).load(half["run_id"].iloc[0]).error
+        assert error.startswith(f"interrupted: process {proc.pid} on ") and "ended without finishing it" in error
         assert set(runs[runs["status"] == "done"]["run_id"]) == set(earlier)
     else:
         assert len(runs) == 3  # the open transaction was rolled back

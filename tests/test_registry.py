@@ -217,7 +217,7 @@ def test_create_then_finish(registry: RunRegistry) -> None:
     assert err.value.code == "RUN_NOT_RUNNING"
     assert str(err.value) == (
         f"Run {run_id!r} is already 'done'; only a run that is still 'running' "
-        "can be finished or marked as failed."
+        "(or was marked 'interrupted') can be finished or marked as failed."
     )
 
 

@@ -73,12 +73,12 @@ def test_newer_schema_is_refused_untouched(tmp_path: Path) -> None:
     path = tmp_path / "reg.sqlite3"
     save_sample(RunRegistry(path))
     con = sqlite3.connect(path)
-    con.execute("UPDATE meta SET value = '2' WHERE key = 'schema_version'")
+    con.execute("UPDATE meta SET value = '3' WHERE key = 'schema_version'")
     con.commit()
     con.close()
     err = _assert_refused(path, "REGISTRY_NEWER_SCHEMA")
-    assert "uses schema version 2" in str(err)
-    assert "only understands version 1" in str(err)
+    assert "uses schema version 3" in str(err)
+    assert "only understands version 2" in str(err)
 
 
 def test_zero_byte_file_is_initialised(tmp_path: Path) -> None:
@@ -103,6 +103,6 @@ def test_file_metadata(registry: RunRegistry) -> None:
         assert con.execute("PRAGMA application_id").fetchone()[0] == reg.APPLICATION_ID
         assert con.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
         meta = dict(con.execute("SELECT key, value FROM meta"))
-        assert meta["schema_version"] == "1"
+        assert meta["schema_version"] == "2"
     finally:
         con.close()

@@ -29,7 +29,7 @@ from typing import Any, Union
 import numpy as np
 import pandas as pd
 
-from audit_core.errors import fail, register_messages
+from audit_core.errors import excerpt, excerpts, fail, register_messages
 from audit_core.expr import Expr, Name, evaluate_frame, parse_expression, referenced_names, to_text
 
 __all__ = [
@@ -290,10 +290,8 @@ class ClassTarget:
         if self.positive is not None:
             hit = np.asarray(obj == self.positive, dtype=bool)
             if not hit.any():
-                shown = ", ".join(repr(v) for v in _sorted(values)[:10])
-                more = f" and {len(values) - 10} more" if len(values) > 10 else ""
-                raise fail("TARGET_UNKNOWN_CLASS", name=self.name, positive=repr(self.positive),
-                           column=self.column, values=shown + more)
+                raise fail("TARGET_UNKNOWN_CLASS", name=self.name, positive=excerpt(self.positive),
+                           column=self.column, values=excerpts(_sorted(values)))
             p = str(self.positive)
             return _binary(self.name, self.describe(), hit, (f"not {p}", p))
         if len(values) > MAX_CLASSES:

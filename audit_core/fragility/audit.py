@@ -15,6 +15,7 @@ import pandas as pd
 
 from audit_core.data.baseline import BASELINE_KINDS, compute_baseline
 from audit_core.data.groups import Grouping, grouping_from_raw_map
+from audit_core.limits import Limits
 from audit_core.models.manifest import workspace_manifest
 from audit_core.models.probs import confidence_scores
 from audit_core.models.training import Workspace, holdout_metrics
@@ -188,6 +189,8 @@ def run_fragility_audit(
     -------
     FragilityAudit
     """
+    Limits.from_env().check_fields("AuditOptions", options, where="AuditOptions")
+    Limits.from_env().check_fields("FragilityConfig", options.config, where="FragilityConfig")
     report = progress or (lambda f, m: None)
     stop = should_stop or (lambda: False)
     rng = np.random.default_rng(np.random.SeedSequence([int(options.case_seed), 2]))

@@ -44,6 +44,7 @@ from typing import Any
 import pandas as pd
 
 from audit_core.errors import fail, register_messages
+from audit_core.limits import Limits
 
 from .adjudicate import Judge
 from .bench_mix import balance_frame, difficulty_frame, family_type
@@ -129,6 +130,7 @@ class BenchmarkConfig:
             v = getattr(self, name)
             if isinstance(v, bool) or not isinstance(v, int) or v < 1:
                 bad(name, "must be a whole number of at least 1", v)
+        Limits.from_env().check_fields("BenchmarkConfig", self, where="BenchmarkConfig")
         for name, v in (("mutation_mix", self.mutation_mix), ("splits", self.splits)):
             if (len(v) != 3 or any(isinstance(x, bool) or not isinstance(x, (int, float)) or not x >= 0 for x in v)
                     or not math.isclose(sum(v), 1.0, abs_tol=1e-9)):

@@ -1,7 +1,7 @@
 """Evaluator state ``I = (G, N, A)``: typed grounds, ordered norms, authority.
 
 A state is plain data held in frozen dataclasses. It loads from and saves to
-JSON or YAML (``yaml.safe_load`` only). Loading is strict: unknown fields,
+JSON or YAML (:mod:`audit_core.safe_text`: safe loading, bounded). Loading is strict: unknown fields,
 ill-typed values, duplicate rule ids, conditions that do not parse and
 references to undeclared grounds are refused with a declared error that names
 the field at fault.
@@ -40,8 +40,9 @@ from typing import Any, Literal
 
 import pandas as pd
 
-from audit_core.errors import AuditInputError, fail, register_messages
+from audit_core.errors import AuditInputError, excerpt, fail, register_messages
 from audit_core.expr import Expr, parse_expression, referenced_names
+from audit_core.safe_text import load_json, load_yaml
 
 __all__ = [
     "GROUND_TYPES",
@@ -96,8 +97,7 @@ register_messages(
 
 
 def _got(v: object) -> str:
-    text = repr(v)
-    return f"{type(v).__name__} {text[:60]}"
+    return f"{type(v).__name__} {excerpt(v, 60)}"
 
 
 # --------------------------------------------------------------------------
@@ -449,7 +449,8 @@ def load_state(text: str, *, fmt: Literal["auto", "yaml", "json"] = "auto",
     text : str
     fmt : {"auto", "yaml", "json"}, default "auto"
         ``"auto"`` reads JSON when the text starts with ``{``, else YAML.
-        YAML is read with ``yaml.safe_load`` only (no tags, no objects).
+        Read with :func:`audit_core.safe_text.load_yaml` / ``load_json``: no
+        tags or objects; aliases, duplicate keys and nesting are bounded.
     label : str
         Name used in messages, e.g. ``"old state"``.
 
@@ -467,22 +468,12 @@ def load_state(text: str, *, fmt: Literal["auto", "yaml", "json"] = "auto",
         raise fail("RC_STATE_TOO_LARGE", label=label, size=len(text), limit=_MAX_TEXT)
     if fmt == "auto":
         fmt = "json" if text.lstrip().startswith("{") else "yaml"
-    if fmt == "json":
-        try:
-            data = json.loads(text)
-        except json.JSONDecodeError as err:
-            raise fail("RC_STATE_SYNTAX", label=label, fmt="JSON",
-                       reason=f"{err.msg} at line {err.lineno}, column {err.colno}") from None
-    elif fmt == "yaml":
-        import yaml
-
-        try:
-            data = yaml.safe_load(text)
-        except yaml.YAMLError as err:
-            reason = str(err).replace("\n", " ")[:300]
-            raise fail("RC_STATE_SYNTAX", label=label, fmt="YAML", reason=reason) from None
-    else:
+    if fmt not in ("json", "yaml"):
         raise ValueError("fmt must be 'auto', 'yaml' or 'json'")
+    fmt_name = fmt.upper()
+    load = load_json if fmt == "json" else load_yaml
+    data = load(text, what=f"The {label}", max_bytes=4 * _MAX_TEXT,  # characters are capped above
+                syntax=lambda reason: fail("RC_STATE_SYNTAX", label=label, fmt=fmt_name, reason=reason))
     return state_from_dict(data, label=label)
 
 

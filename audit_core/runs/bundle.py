@@ -17,15 +17,27 @@ every dtype, index and missing value comes back exactly; each carries the
 SHA-256 of its bytes. The bundle holds result tables only, never the audited
 data. Keys are sorted, so exporting the same run twice gives the same bytes.
 
+Importing checks before anything is decoded into memory or written: the
+JSON is read by :func:`audit_core.safe_text.load_json` (depth, duplicate
+keys), the tables' declared uncompressed size (Parquet metadata) must fit
+``AUDIT_MAX_EXPANSION_MB`` in total, as for uploaded xlsx and Parquet files,
+and the tables of a known audit kind must have the columns its readers use
+(:func:`check_run_tables`), so a damaged bundle is refused with the table
+and column instead of failing later on the Runs page.
+
 Pure library code: never imports streamlit or plotly.
 """
 from __future__ import annotations
 
 import base64
 import binascii
+import contextlib
+import errno
 import hashlib
 import io
 import json
+import os
+import tempfile
 import types
 import zipfile
 from pathlib import Path
@@ -33,8 +45,11 @@ from typing import Any
 
 import pandas as pd
 
-from audit_core.errors import fail, register_messages
+from audit_core.errors import excerpt, excerpts, fail, register_messages
+from audit_core.limits import Limits
+from audit_core.safe_text import load_json
 
+from .plugin import AUDITS, load_builtin_audits
 from .registry import RunRecord, RunRegistry
 
 __all__ = [
@@ -42,11 +57,13 @@ __all__ = [
     "BUNDLE_VERSION",
     "MAX_BUNDLE_BYTES",
     "bundle_from_record",
+    "check_run_tables",
     "export_bundle",
     "import_bundle",
     "parquet_zip",
     "read_bundle",
     "table_parquet",
+    "write_file",
     "write_parquet_tables",
 ]
 
@@ -87,8 +104,58 @@ register_messages(
             "The bundle {name} is damaged: the SHA-256 of {what} {entry!r} does not match "
             "(the file was modified or truncated)."
         ),
+        "BUNDLE_EXPANDS": (
+            "The bundle {name} would expand to {expanded_mb:,.1f} MB of tables in memory (from "
+            "{packed_mb:,.1f} MB; table {entry} alone {entry_mb:,.1f} MB), more than the limit of "
+            "{cap_mb:,.1f} MB. Raise the environment variable AUDIT_MAX_EXPANSION_MB to import it."
+        ),
+        "BUNDLE_BAD_TABLES": (
+            "The bundle {name} holds a {kind} run whose table {table} lacks the column(s) {missing} "
+            "that the Runs page and the report read; it was not exported by this app, or it was edited."
+        ),
+        "OUTPUT_DISK_FULL": (
+            "Cannot write {path}: no space left on the disk holding {folder}. Nothing partial was left "
+            "behind; free space there (or write to another folder) and try again."
+        ),
+        "OUTPUT_UNWRITABLE": (
+            "Cannot write {path} ({reason}). Check that its folder is a folder and is writable, "
+            "or choose another path."
+        ),
     }
 )
+
+
+def write_file(path: str | Path, data: bytes) -> Path:
+    """Write ``data`` to ``path`` atomically: a temporary file in the same folder, synced, then renamed.
+
+    A reader never sees a partial file, and a failed write (a full disk)
+    leaves neither a partial nor a 0-byte file behind.
+
+    Raises
+    ------
+    AuditInputError
+        ``OUTPUT_DISK_FULL`` (no space, or over quota) saying where to free
+        space, ``OUTPUT_UNWRITABLE`` for any other write error.
+    """
+    p = Path(path)
+    try:
+        p.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=p.parent, prefix=f".{p.name}.", suffix=".part")
+        try:
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(data)
+                fh.flush()
+                os.fsync(fh.fileno())
+            os.replace(tmp, p)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+            raise
+    except OSError as exc:
+        if exc.errno in (errno.ENOSPC, errno.EDQUOT):
+            raise fail("OUTPUT_DISK_FULL", path=p, folder=p.parent) from exc
+        raise fail("OUTPUT_UNWRITABLE", path=p, reason=exc.strerror or str(exc)) from exc
+    return p
 
 
 def table_parquet(df: pd.DataFrame) -> bytes:
@@ -181,13 +248,11 @@ def read_bundle(data: bytes, *, name: str = "bundle.json") -> RunRecord:
     """
     if len(data) > MAX_BUNDLE_BYTES:
         raise fail("BUNDLE_TOO_LARGE", name=name, size=len(data), limit=MAX_BUNDLE_BYTES)
-    try:
-        obj = json.loads(data.decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise fail("BUNDLE_NOT_JSON", name=name, reason=str(exc)) from exc
+    obj = load_json(data, what=f"The bundle {name}", max_bytes=MAX_BUNDLE_BYTES,
+                    syntax=lambda reason: fail("BUNDLE_NOT_JSON", name=name, reason=reason))
     if not isinstance(obj, dict) or obj.get("format") != BUNDLE_FORMAT:
         found = obj.get("format") if isinstance(obj, dict) else type(obj).__name__
-        raise fail("BUNDLE_WRONG_FORMAT", name=name, found=found)
+        raise fail("BUNDLE_WRONG_FORMAT", name=name, found=excerpt(found))
     version = _need(obj, "format_version", int, name, "format_version")
     if version > BUNDLE_VERSION:
         raise fail("BUNDLE_NEWER_VERSION", name=name, found=version, supported=BUNDLE_VERSION)
@@ -198,19 +263,74 @@ def read_bundle(data: bytes, *, name: str = "bundle.json") -> RunRecord:
         if f in ("grouping_hash", "error"):
             kind = (str, type(None))
         fields[f] = _need(run, f, kind, name, f"run.{f}")
+    blobs = [_decode(e if isinstance(e, dict) else {}, "table", name) for e in _need(obj, "tables", list, name, "tables")]
+    _check_expansion(blobs, name, packed=len(data))
     tables = {}
-    for entry in _need(obj, "tables", list, name, "tables"):
-        label, blob = _decode(entry if isinstance(entry, dict) else {}, "table", name)
+    for label, blob in blobs:
         try:
             tables[label] = pd.read_parquet(io.BytesIO(blob), engine="pyarrow")
         except Exception as exc:  # pyarrow raises many types
-            raise fail("BUNDLE_BAD_ENTRY", name=name, what="table", entry=label, reason=str(exc)) from exc
+            raise fail("BUNDLE_BAD_ENTRY", name=name, what="table", entry=label, reason=excerpt(str(exc), 200)) from exc
     artifacts = dict(
         _decode(e if isinstance(e, dict) else {}, "artifact", name) for e in _need(obj, "artifacts", list, name, "artifacts")
     )
-    return RunRecord(
+    record = RunRecord(
         **fields, tables=types.MappingProxyType(tables), artifacts=types.MappingProxyType(artifacts)
     )
+    check_run_tables(record, name=name)
+    return record
+
+
+def _expanded_bytes(blob: bytes) -> int:
+    """Memory a Parquet table will take once read, from its metadata alone (a lower bound).
+
+    The declared uncompressed page sizes, but at least 8 bytes per cell:
+    dictionary and run-length encodings declare far less than they expand to.
+    """
+    import pyarrow.parquet as pq
+
+    meta = pq.ParquetFile(io.BytesIO(blob)).metadata
+    declared = sum(meta.row_group(i).total_byte_size for i in range(meta.num_row_groups))
+    return max(declared, 8 * meta.num_rows * meta.num_columns)
+
+
+def _check_expansion(blobs: list[tuple[str, bytes]], name: str, *, packed: int) -> None:
+    cap = Limits.from_env().max_expansion_bytes
+    total, mb = 0, 1024 * 1024
+    for label, blob in blobs:
+        try:
+            size = _expanded_bytes(blob)
+        except Exception as exc:  # pyarrow raises many types for a damaged footer
+            raise fail("BUNDLE_BAD_ENTRY", name=name, what="table", entry=label, reason=excerpt(str(exc), 200)) from exc
+        total += size
+        if total > cap:
+            raise fail("BUNDLE_EXPANDS", name=name, expanded_mb=total / mb, packed_mb=packed / mb, entry=excerpt(label),
+                       entry_mb=size / mb, cap_mb=cap / mb)
+
+
+def check_run_tables(record: RunRecord, *, name: str = "bundle.json") -> None:
+    """Refuse a run of a known audit kind whose tables lack the columns their readers use.
+
+    Each audit plug-in declares them (:attr:`audit_core.runs.plugin.AuditRunner.tables`);
+    a table that is absent is fine (its figure is skipped), one that is
+    present must have its columns. Runs of unknown kinds are shown as tables
+    and not checked.
+
+    Raises
+    ------
+    AuditInputError
+        ``BUNDLE_BAD_TABLES`` naming the table and the missing columns.
+    """
+    load_builtin_audits()
+    runner = AUDITS.get(record.audit_kind)
+    for table, columns in (runner.tables if runner is not None else {}).items():
+        df = record.tables.get(table)
+        if df is None:
+            continue
+        missing = [c for c in columns if c not in set(map(str, df.columns))]
+        if missing:
+            raise fail("BUNDLE_BAD_TABLES", name=name, kind=record.audit_kind, table=excerpt(table),
+                       missing=excerpts(missing))
 
 
 def import_bundle(registry: RunRegistry, data: bytes, *, name: str = "bundle.json") -> str:
@@ -231,15 +351,9 @@ def import_bundle(registry: RunRegistry, data: bytes, *, name: str = "bundle.jso
 
 
 def write_parquet_tables(record: RunRecord, directory: str | Path) -> list[Path]:
-    """Write each result table as ``<directory>/<name>.parquet``; return the paths."""
+    """Write each result table as ``<directory>/<name>.parquet`` (atomically, :func:`write_file`); return the paths."""
     out = Path(directory)
-    out.mkdir(parents=True, exist_ok=True)
-    paths = []
-    for name, df in record.tables.items():
-        path = out / f"{_safe(name)}.parquet"
-        path.write_bytes(table_parquet(df))
-        paths.append(path)
-    return paths
+    return [write_file(out / f"{_safe(name)}.parquet", table_parquet(df)) for name, df in record.tables.items()]
 
 
 def parquet_zip(record: RunRecord) -> bytes:

@@ -1,6 +1,7 @@
 """Audit configuration files: parse, validate with exact messages, and load the data.
 
-A config is a YAML (read with ``yaml.safe_load`` only) or JSON mapping::
+A config is a YAML (read with :func:`audit_core.safe_text.load_yaml`: ``yaml.safe_load``
+with aliases, duplicate keys and nesting bounded) or JSON mapping::
 
     name: loan-default            # optional display name of the run(s)
     data:                         # exactly one of sample / path / paths
@@ -42,6 +43,7 @@ from audit_core.data.targets import target_from_dict
 from audit_core.errors import AuditInputError, fail, register_messages
 from audit_core.limits import Limits
 from audit_core.models.zoo import ZOO
+from audit_core.safe_text import load_yaml, read_text_file
 
 from .plugin import get_runner  # the audit registry validates each audit's options
 
@@ -75,6 +77,7 @@ register_messages(
         "CONFIG_BAD_TARGET": "Bad target definition in {where}: {reason}",
         "CONFIG_NO_AUDITS": "The config declares no audits: add at least one entry under 'audits', e.g. - kind: model",
         "CONFIG_UNKNOWN_AUDIT": "Unknown audit kind {kind!r} in {where}.{hint} Installed audit kinds: {kinds}.",
+        "CONFIG_UNKNOWN_COLUMN": "{where} names the column {column}, which is not in the data.{hint} Columns: {columns}.",
     }
 )
 
@@ -299,6 +302,7 @@ def _validate_model(section: Any) -> dict[str, Any]:
         )
     seed = expect_type(section.get("seed", 0), int, where="model.seed")
     params = expect_type(section.get("params", {}), dict, where="model.params")
+    Limits.from_env().check_fields("model_params", params, where="model.params")
     baseline = expect_type(section.get("baseline", "mean"), str, where="model.baseline")
     if baseline not in BASELINE_KINDS:
         raise fail("CONFIG_BAD_VALUE", where="model.baseline", expected="one of " + ", ".join(BASELINE_KINDS), got=baseline)
@@ -314,7 +318,7 @@ def parse_config(raw: Any, *, source: str = "<dict>", sha256: str = "") -> Audit
     Parameters
     ----------
     raw : object
-        What ``yaml.safe_load`` returned.
+        What :func:`audit_core.safe_text.load_yaml` returned.
     source, sha256 : str
         Provenance recorded on the result.
 
@@ -358,28 +362,22 @@ def parse_config(raw: Any, *, source: str = "<dict>", sha256: str = "") -> Audit
 
 
 def load_config(path: str | Path) -> AuditConfig:
-    """Read and validate a YAML (or JSON) config file with ``yaml.safe_load``.
+    """Read and validate a YAML (or JSON) config file with :func:`audit_core.safe_text.load_yaml`.
 
     Raises
     ------
     AuditInputError
-        ``CONFIG_NOT_FOUND``, ``CONFIG_NOT_YAML`` and every :func:`parse_config` error.
+        ``CONFIG_NOT_FOUND``, ``CONFIG_NOT_YAML``, the safe loader's
+        ``TEXT_*`` / ``YAML_*`` refusals (not UTF-8, too large, too deep,
+        duplicate keys, alias bombs) and every :func:`parse_config` error.
     """
-    import yaml
-
     p = Path(path)
     if not p.is_file():
         raise fail("CONFIG_NOT_FOUND", path=p)
-    data = p.read_bytes()
-    try:
-        raw = yaml.safe_load(data.decode("utf-8"))
-    except yaml.MarkedYAMLError as exc:
-        mark = exc.problem_mark
-        where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark is not None else ""
-        raise fail("CONFIG_NOT_YAML", path=p, reason=f"{where}{exc.problem}.") from exc
-    except (yaml.YAMLError, UnicodeDecodeError) as exc:
-        raise fail("CONFIG_NOT_YAML", path=p, reason=" ".join(str(exc).split())) from exc
-    return parse_config(raw, source=str(p), sha256=hashlib.sha256(data).hexdigest())
+    text = read_text_file(p, what=f"The config file {p}")
+    raw = load_yaml(text, what=f"The config file {p}",
+                    syntax=lambda reason: fail("CONFIG_NOT_YAML", path=p, reason=reason))
+    return parse_config(raw, source=str(p), sha256=hashlib.sha256(p.read_bytes()).hexdigest())
 
 
 @dataclass(frozen=True, eq=False)

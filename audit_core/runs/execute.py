@@ -77,7 +77,8 @@ def run_config(
     ------
     AuditInputError
         Before any run is created: the data cannot be loaded or does not
-        match the declarations, or the model cannot be trained on it.
+        match the declarations or an audit's options (``check_data``), or
+        the model cannot be trained on it.
     KeyboardInterrupt, SystemExit
         Re-raised after the current run is saved as ``"failed"`` with the
         error ``"interrupted (...)"``, so no run is left ``"running"``.
@@ -87,6 +88,9 @@ def run_config(
     runners = [(get_runner(a["kind"]), a) for a in config.audits]
     report(0, 1, "loading data")
     data = load_data(config, base_dir=base_dir)
+    for i, (runner, entry) in enumerate(runners):
+        if runner.check_data is not None:
+            runner.check_data({k: v for k, v in entry.items() if k != "kind"}, data, where=f"audits[{i}]")
     report(1, 1, "loading data")
     ws = None
     if any(r.needs_workspace for r, _ in runners):

@@ -48,6 +48,7 @@ import pandas as pd
 from audit_core.errors import fail
 from audit_core.receipts.state import EvaluatorState, load_state, state_from_dict
 from audit_core.receipts.state_cube import StateCube, execute_state_cube
+from audit_core.safe_text import load_yaml
 
 from .registry import RunRecord
 
@@ -285,12 +286,8 @@ def gate_state(grounds: GateGrounds, *, deployment_scope: str, rules_yaml: str =
         ``RC_STATE_*`` when the rules text is invalid, e.g. a rule reads a
         ground the gate does not declare.
     """
-    import yaml
-
-    try:
-        data = yaml.safe_load(rules_yaml)
-    except yaml.YAMLError as err:
-        raise fail("RC_STATE_SYNTAX", label="gate rules", fmt="YAML", reason=str(err).replace("\n", " ")[:300]) from None
+    data = load_yaml(rules_yaml, what="The gate rules",
+                     syntax=lambda reason: fail("RC_STATE_SYNTAX", label="gate rules", fmt="YAML", reason=reason))
     if not isinstance(data, dict):
         raise fail("RC_STATE_NOT_MAPPING", label="gate rules", allowed="norms, authority", got=type(data).__name__)
     g = {k: {"type": "number", "value": v} for k, v in grounds.values.items()}

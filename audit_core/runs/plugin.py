@@ -135,6 +135,15 @@ class AuditRunner:
         Runs the audit. Stochastic steps take their seeds from ``options``.
     needs_workspace : bool
         Whether ``context.workspace()`` is used (a model is trained first).
+    check_data : callable(options, data, *, where) -> None, optional
+        Checks the options against the loaded data (e.g. that a named column
+        exists) before any model is trained or run is created, so a mismatch
+        is a config error (exit 2) and saves nothing. ``data`` is the
+        config's :class:`~audit_core.runs.config.LoadedData`.
+    tables : mapping of str to tuple of str
+        The columns each stored table must have when present (those the Runs
+        page, the report and the release gate read). An imported bundle of
+        this kind is checked against it (:func:`audit_core.runs.bundle.check_run_tables`).
     """
 
     kind: str
@@ -142,6 +151,8 @@ class AuditRunner:
     validate_config: Callable[..., dict]
     run: Callable[..., AuditResult]
     needs_workspace: bool = True
+    check_data: Callable[..., None] | None = None
+    tables: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
 
 
 #: kind -> runner. Populated by :func:`register_audit`.

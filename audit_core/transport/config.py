@@ -11,6 +11,7 @@ import numpy as np
 from audit_core.data.dataset import AuditDataset
 from audit_core.data.targets import target_from_dict
 from audit_core.errors import fail
+from audit_core.limits import Limits
 from audit_core.models.manifest import library_versions
 from audit_core.models.zoo import ZOO
 
@@ -151,6 +152,7 @@ class TransportConfig:
             if name in ("strata_columns", "subgroup_columns") and not all(isinstance(c, str) for c in v):
                 raise _bad(name, f"must be a list of column names, got {list(v)!r}"[:300])
             object.__setattr__(self, name, tuple(v))
+        Limits.from_env().check_fields("TransportConfig", self, where="TransportConfig")
         if not isinstance(self.tolerances, Mapping):
             raise _bad("tolerances", f"must be a mapping of metric to tolerance, got {type(self.tolerances).__name__}")
         object.__setattr__(self, "tolerances", check_tolerances(self.tolerances))

@@ -12,6 +12,7 @@ from collections.abc import Callable
 
 import plotly.graph_objects as go
 
+from audit_core.errors import excerpt, fail
 from audit_core.runs.registry import RunRecord
 from components.figures.fragility import fragility_report_figures
 from components.figures.receipts import receipts_report_figures
@@ -88,6 +89,20 @@ def register_report_figures(kind: str, builder: FigureBuilder) -> None:
 
 
 def figures_for(record: RunRecord) -> list[tuple[str, go.Figure]]:
-    """The figures of a run, rebuilt from its stored tables; ``[]`` for unknown kinds."""
+    """The figures of a run, rebuilt from its stored tables; ``[]`` for unknown kinds.
+
+    Raises
+    ------
+    AuditInputError
+        ``RUN_TABLES_UNREADABLE`` when the stored tables do not have what the
+        builder reads (a run saved by another version, or an edited bundle):
+        callers show the tables without figures.
+    """
     builder = REPORT_FIGURES.get(record.audit_kind)
-    return builder(record) if builder is not None else []
+    if builder is None:
+        return []
+    try:
+        return builder(record)
+    except Exception as exc:  # noqa: BLE001 - any stored table may be malformed; the message names the failure
+        raise fail("RUN_TABLES_UNREADABLE", run_id=record.run_id,
+                   reason=excerpt(f"{type(exc).__name__}: {exc}", 120)) from exc

@@ -31,6 +31,8 @@ from pathlib import Path
 import pandas as pd
 from plotly.offline import get_plotlyjs
 
+from audit_core.errors import AuditInputError
+from audit_core.runs.bundle import write_file
 from audit_core.runs.registry import RunRecord
 
 from .builders import figures_for
@@ -124,7 +126,11 @@ def render_report(record: RunRecord, *, generated_at: str | None = None) -> str:
     verdicts = record.tables.get("verdicts")
     if verdicts is not None:
         parts += ["<h2>Verdicts</h2>", _table_html(verdicts, table_id="verdict-table")]
-    figures = figures_for(record)
+    try:
+        figures = figures_for(record)
+    except AuditInputError as err:  # tables this version cannot draw: the report keeps the tables
+        figures = []
+        parts.append(f"<p class='note'>{e(err.message)}</p>")
     if figures:
         parts.append("<h2>Figures</h2>")
         for i, (title, fig) in enumerate(figures):
@@ -156,8 +162,5 @@ def render_report(record: RunRecord, *, generated_at: str | None = None) -> str:
 
 
 def write_report(record: RunRecord, path: str | Path, *, generated_at: str | None = None) -> Path:
-    """Write :func:`render_report` to ``path`` (UTF-8); return the path."""
-    p = Path(path)
-    p.parent.mkdir(parents=True, exist_ok=True)
-    p.write_text(render_report(record, generated_at=generated_at), encoding="utf-8")
-    return p
+    """Write :func:`render_report` to ``path`` (UTF-8, atomically: :func:`audit_core.runs.bundle.write_file`)."""
+    return write_file(path, render_report(record, generated_at=generated_at).encode("utf-8"))

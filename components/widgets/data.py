@@ -525,14 +525,18 @@ def model_section(table: LoadedTable, config: DatasetConfig, groups: dict[str, s
 
 
 def _store(ws: Workspace) -> None:
-    run_id = save_workspace(registry(), ws)
-    st.session_state[Keys.WORKSPACE] = ws
-    st.session_state[Keys.LAST_RUN] = run_id
+    """Keep the model in the session first, then save it: a refused save (full disk, read-only registry) keeps it."""
     auc = ws.metrics.query("split == 'test' and metric == 'auroc'")["value"].iloc[0]
-    st.session_state[Keys.MESSAGE] = (
-        f"Model ready: {ws.model.spec.get('kind')} · held-out AUROC {auc:.3f} · "
-        f"{ws.grouping.n_groups} evidence groups · saved as run {run_id}."
-    )
+    ready = f"Model ready: {ws.model.spec.get('kind')} · held-out AUROC {auc:.3f} · {ws.grouping.n_groups} evidence groups"
+    st.session_state[Keys.WORKSPACE] = ws
+    st.session_state[Keys.LAST_RUN] = None
+    try:
+        run_id = save_workspace(registry(), ws)
+    except AuditInputError as err:  # shown by the caller's guarded block too; the model stays usable
+        st.session_state[Keys.MESSAGE] = f"{ready} · kept in this session but not saved: {err.message}"
+        raise
+    st.session_state[Keys.LAST_RUN] = run_id
+    st.session_state[Keys.MESSAGE] = f"{ready} · saved as run {run_id}."
 
 
 def workspace_section(groups: dict[str, str]) -> Workspace | None:

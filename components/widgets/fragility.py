@@ -44,23 +44,26 @@ NEURAL_KEY = "fragility_neural"
 def options_form(ws: Workspace) -> AuditOptions:
     """Setup widgets; returns the audit options."""
     G = ws.grouping.n_groups
+    lim = Limits.from_env()
     c1, c2, c3, c4 = st.columns(4)
-    max_cases = c1.number_input("Case-sample cap", min_value=20, max_value=max(20, len(ws.test_index)),
+    max_cases = c1.number_input("Case-sample cap", min_value=20,
+                                max_value=max(20, min(len(ws.test_index), lim.bound("cases"))),
                                 value=min(200, max(20, len(ws.test_index))), step=50, key="fr_max_cases",
                                 help="Held-out cases certified (seeded sample). Raise it for a fuller audit.")
-    k = c2.number_input("Audit depth K", min_value=1, max_value=G, value=min(5, G), key="fr_k")
+    k = c2.number_input("Audit depth K", min_value=1, max_value=min(G, lim.bound("depth")), value=min(5, G), key="fr_k")
     path = c3.selectbox("Removal path", ["static", "adaptive"], key="fr_path")
     seed = c4.number_input("Seed", min_value=0, value=0, key="fr_seed")
     families = st.multiselect("Degradation families", list(FAMILIES), default=list(FAMILIES), key="fr_families")
     c5, c6 = st.columns(2)
     base_sens = c5.checkbox("Baseline sensitivity (mean, median, mode, zero)", value=False, key="fr_baseline_sens")
-    draws = c6.number_input("Draws R for stochastic operators", min_value=2, max_value=50, value=10, key="fr_draws")
+    draws = c6.number_input("Draws R for stochastic operators", min_value=2, max_value=lim.bound("draws"), value=10,
+                            key="fr_draws")
     sample = st.session_state.get(Keys.SAMPLE)
     codes = dict(getattr(sample, "missing_codes", {}) or {})
     return AuditOptions(
         config=FragilityConfig(k=int(k), path=path, families=tuple(families) or FAMILIES, n_draws=int(draws), seed=int(seed)),
         max_cases=int(max_cases), case_seed=int(seed), stress_seed=int(seed), missing_codes=codes,
-        baseline_sensitivity=bool(base_sens), exact_max_groups=Limits.from_env().max_exact_groups,
+        baseline_sensitivity=bool(base_sens), exact_max_groups=lim.max_exact_groups,
     )
 
 
@@ -236,9 +239,10 @@ def neural_section(ws: Workspace, options: AuditOptions) -> None:
                                 step=0.25, key="fr_neural_alpha")
         gamma = c2.number_input("γ (margin hinge weight)", min_value=0.0, max_value=10.0,
                                 value=float(neural.DEFAULTS["gamma"]), step=0.25, key="fr_neural_gamma")
-        epochs = c3.number_input("Epochs", min_value=1, max_value=300, value=int(neural.DEFAULTS["epochs"]),
+        lim = Limits.from_env()
+        epochs = c3.number_input("Epochs", min_value=1, max_value=lim.bound("epochs"), value=int(neural.DEFAULTS["epochs"]),
                                  key="fr_neural_epochs")
-        width = c4.number_input("Width", min_value=4, max_value=512, value=int(neural.DEFAULTS["width"]), step=8,
+        width = c4.number_input("Width", min_value=4, max_value=lim.bound("width"), value=int(neural.DEFAULTS["width"]), step=8,
                                 key="fr_neural_width")
         if st.button("Train FR-ResMLP and compare", key="act_fr_neural"):
             with guarded("training FR-ResMLP"):

@@ -20,6 +20,7 @@ from collections.abc import Callable
 import pandas as pd
 import streamlit as st
 
+from audit_core.errors import AuditInputError, fail
 from audit_core.runs.bundle import export_bundle, import_bundle, parquet_zip
 from audit_core.runs.compare import compare_runs_tables
 from audit_core.runs.gate import compare_runs
@@ -80,6 +81,8 @@ def filtered_runs() -> pd.DataFrame:
     """Filter widgets (kind, model, dataset fingerprint, date range) and the filtered run list."""
     runs = registry().list_runs()
     st.caption(f"Registry: `{registry().path}` · {len(runs)} saved run(s)")
+    if registry().read_only:  # browsing works; every save says why it is off
+        st.info(fail("REGISTRY_READ_ONLY_NOTICE", reason=registry().read_only_reason).message, icon=":material/lock:")
     if runs.empty:
         return runs
     c1, c2, c3, c4 = st.columns([1, 1, 2, 2])
@@ -138,7 +141,11 @@ def show_record(record: RunRecord, *, key: str) -> None:
     st.dataframe(summary_frame(record), hide_index=True, key=f"view_ru_{key}_summary")
     if record.error:
         st.error(f"This run failed: {record.error}", icon=":material/error:")
-    figs = figures_for(record)
+    try:
+        figs = figures_for(record)
+    except AuditInputError as err:  # tables saved by another version or edited: show them without figures
+        st.warning(err.message, icon=":material/warning:")
+        figs = []
     if not figs and record.tables:
         st.caption(f"No figures are registered for audit kind '{record.audit_kind}'; showing its tables.")
     for i, (title, fig) in enumerate(figs):

@@ -12,6 +12,7 @@ import pandas as pd
 import streamlit as st
 
 from audit_core.data.dataset import build_dataset
+from audit_core.limits import Limits
 from audit_core.models.zoo import ZOO
 from audit_core.transport import DEFAULT_TOLERANCES, MAPPINGS, TransportConfig, run_transport
 from components.feedback import guarded
@@ -90,8 +91,9 @@ def setup_form() -> dict:
                  ("tr_rates", [0.5, 0.7, 0.8, 0.9, 0.95]), ("tr_stresses", ["target_definition", "degradation"]),
                  ("tr_m", 3), ("tr_sets", 10), ("tr_cap", 5000)):
         _default(k, v)
+    lim = Limits.from_env()
     c1, c2, c3, c4 = st.columns(4)
-    c1.number_input("Refits R", min_value=1, max_value=50, step=1, key="tr_refits")
+    c1.number_input("Refits R", min_value=1, max_value=lim.bound("refits"), step=1, key="tr_refits")
     c2.number_input("Seed", min_value=0, step=1, key="tr_seed")
     c3.multiselect("Models", list(ZOO), key="tr_models")
     c4.multiselect("Probability mappings", list(MAPPINGS), key="tr_mappings")
@@ -99,15 +101,15 @@ def setup_form() -> dict:
                "stratified by target and subgroups, grouped by the declared group column.")
     st.subheader("4–5 · Evaluation and transported rules")
     d1, d2, d3 = st.columns(3)
-    d1.number_input("Bootstrap resamples", min_value=10, max_value=2000, step=10, key="tr_bootstrap")
+    d1.number_input("Bootstrap resamples", min_value=10, max_value=lim.bound("bootstrap"), step=10, key="tr_bootstrap")
     d2.multiselect("Conformal α", [0.01, 0.05, 0.1, 0.2, 0.3], key="tr_alphas")
     d3.multiselect("Selection rates s", [0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 1.0], key="tr_rates")
     st.subheader("6–7 · Stresses and heterogeneity")
     e1, e2, e3, e4 = st.columns(4)
     e1.multiselect("Stresses", ["target_definition", "degradation"], key="tr_stresses")
-    e2.number_input("Feature budget m", min_value=1, max_value=20, step=1, key="tr_m")
-    e3.number_input("Random sets J per refit", min_value=2, max_value=100, step=1, key="tr_sets")
-    e4.number_input("Row cap per test set (stress)", min_value=200, max_value=10**9, step=500, key="tr_cap")
+    e2.number_input("Feature budget m", min_value=1, max_value=lim.bound("depth"), step=1, key="tr_m")
+    e3.number_input("Random sets J per refit", min_value=2, max_value=lim.bound("random_sets"), step=1, key="tr_sets")
+    e4.number_input("Row cap per test set (stress)", min_value=200, max_value=lim.bound("rows"), step=500, key="tr_cap")
     ss = st.session_state
     return dict(n_refits=int(ss["tr_refits"]), seed=int(ss["tr_seed"]), models=tuple(ss["tr_models"]),
                 mappings=tuple(ss["tr_mappings"]), n_bootstrap=int(ss["tr_bootstrap"]),
@@ -148,8 +150,9 @@ def run_section(table, ds_config, decl: dict, options: dict, tolerances: dict | 
         bar = st.progress(0.0, text="Declaring…")
         result = run_transport(ds.frame, config=cfg,
                                progress=lambda f, m: bar.progress(min(max(f, 0.0), 1.0), text=m))
+        st.session_state[RESULT_KEY] = result  # kept even if the save is refused (full disk, read-only registry)
+        st.session_state[RUN_KEY] = None
         run_id = result.save_to_registry(registry(), dataset_name=ds_config.name, dataset_fingerprint=ds.fingerprint)
-        st.session_state[RESULT_KEY] = result
         st.session_state[RUN_KEY] = run_id
         bar.progress(1.0, text=f"Done · saved as run {run_id}")
 

@@ -9,6 +9,7 @@ import numpy as np
 import pandas as pd
 
 from audit_core.errors import fail
+from audit_core.limits import Limits
 from audit_core.models.probs import confidence_scores
 from audit_core.models.training import Workspace, holdout_metrics
 from audit_core.models.zoo import FittedModel
@@ -119,6 +120,7 @@ def compare_fr_resmlp(
     report = progress or (lambda f, m: None)
     shared = dict(DEFAULTS)
     shared.update(params or {})
+    Limits.from_env().check_fields("FRResMLP", shared, where="FR-ResMLP")
     shared["seed"] = int(seed)
     ds = ws.dataset
     y_all = np.asarray(ds.primary.y)

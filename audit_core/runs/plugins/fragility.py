@@ -36,11 +36,12 @@ page, the report and the release gate read CLI and app runs alike.
 """
 from __future__ import annotations
 
+import difflib
 from typing import Any
 
 import numpy as np
 
-from audit_core.errors import fail
+from audit_core.errors import excerpt, excerpts, fail
 from audit_core.fragility.audit import AuditOptions, fragility_run_parts, run_fragility_audit
 from audit_core.fragility.engine import FragilityConfig
 from audit_core.fragility.operators import FAMILIES
@@ -50,7 +51,7 @@ from ..config import check_keys, expect_type
 from ..context import AuditContext
 from ..plugin import AuditResult, AuditRunner, Progress, register_audit
 
-__all__ = ["FRAGILITY_AUDIT", "OPTION_KEYS", "validate_config", "run", "audit_options"]
+__all__ = ["FRAGILITY_AUDIT", "OPTION_KEYS", "validate_config", "check_data", "run", "audit_options"]
 
 _DEFAULTS = AuditOptions()
 _CFG = FragilityConfig()
@@ -159,7 +160,28 @@ temperature, thresholds, weights.
     out["missing_codes"] = {str(c): list(v) for c, v in codes.items()}
     for key in ("temperature", "baseline_sensitivity"):
         out[key] = expect_type(o.get(key, getattr(_DEFAULTS, key)), bool, where=f"{where}.{key}")
+    Limits.from_env().check_fields("fragility", out, where=where)
     return out
+
+
+#: Columns the Runs page, the report and the gate read from each stored table (when present).
+TABLES: dict[str, tuple[str, ...]] = {
+    "summary": ("key", "p_hat", "k_star", "rcma", "fds"),
+    "auroc": ("label", "stratum", "score", "n", "n_brittle", "auroc", "lo", "hi", "same_ranking"),
+    "delta": ("key",),
+    "temperature": ("method", "subset"),
+    "metrics": ("split", "metric", "value"),
+}
+
+
+def check_data(options: dict[str, Any], data: Any, *, where: str) -> None:
+    """Refuse ``missing_codes`` naming a column the loaded data does not have (before any run is created)."""
+    columns = [str(c) for c in data.dataset.frame.columns]
+    for col in options["missing_codes"]:
+        if col not in columns:
+            close = difflib.get_close_matches(col, columns, n=1)
+            raise fail("CONFIG_UNKNOWN_COLUMN", where=f"{where}.missing_codes", column=excerpt(col),
+                       hint=f" Did you mean {close[0]!r}?" if close else "", columns=excerpts(columns, items=8))
 
 
 def audit_options(options: dict[str, Any]) -> AuditOptions:
@@ -225,5 +247,5 @@ def run(options: dict[str, Any], *, context: AuditContext, progress: Progress) -
 #: The registered ``fragility`` runner.
 FRAGILITY_AUDIT = register_audit(
     AuditRunner(kind="fragility", title="Fragility (certificates)", validate_config=validate_config, run=run,
-                needs_workspace=True)
+                needs_workspace=True, check_data=check_data, tables=TABLES)
 )

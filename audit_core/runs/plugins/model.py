@@ -29,6 +29,7 @@ import numpy as np
 import pandas as pd
 
 from audit_core.errors import fail
+from audit_core.limits import Limits
 from audit_core.models.audit import BootstrapChunk, RefitItem, bootstrap_auroc_job, chunk_seeds, refit_job
 
 from ..config import check_keys, expect_type
@@ -74,13 +75,15 @@ def validate_model_options(options: dict, *, where: str = "audits[0]") -> dict[s
     seeds = expect_type(o.get("refit_seeds", []), list, where=f"{where}.refit_seeds")
     for i, s in enumerate(seeds):
         expect_type(s, int, where=f"{where}.refit_seeds[{i}]")
-    return {
+    out = {
         "bootstrap": n,
         "bootstrap_seed": expect_type(o.get("bootstrap_seed", 0), int, where=f"{where}.bootstrap_seed"),
         "level": level,
         "chunk_size": chunk,
         "refit_seeds": [int(s) for s in seeds],
     }
+    Limits.from_env().check_fields("model", out, where=where)
+    return out
 
 
 def _metric(metrics: pd.DataFrame, split: str, name: str) -> float | None:
@@ -164,5 +167,8 @@ MODEL_AUDIT = register_audit(
         validate_config=validate_model_options,
         run=run_model_audit,
         needs_workspace=True,
+        tables={"metrics": ("split", "metric", "value"), "grouping": ("feature", "raw_column", "group"),
+                "baseline": ("feature", "baseline"), "metric_intervals": ("metric", "lower", "upper"),
+                "seed_variability": ("seed", "auroc")},
     )
 )

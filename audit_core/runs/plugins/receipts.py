@@ -43,10 +43,12 @@ from typing import Any
 import pandas as pd
 
 from audit_core.errors import fail
+from audit_core.limits import Limits
 from audit_core.receipts.controls import cube_controls
 from audit_core.receipts.generator import BenchmarkConfig, generate_benchmark
 from audit_core.receipts.state import EvaluatorState, load_state
 from audit_core.receipts.state_cube import execute_state_cube
+from audit_core.safe_text import read_text_file
 
 from ..config import check_keys, expect_type
 from ..context import AuditContext
@@ -64,7 +66,7 @@ def _read_state(path: str, *, where: str, label: str, base: Path) -> EvaluatorSt
     p = Path(path) if Path(path).is_absolute() else base / path
     if not p.is_file():
         raise fail("CONFIG_BAD_VALUE", where=where, expected="an existing state file (YAML or JSON)", got=str(p))
-    return load_state(p.read_text(encoding="utf-8"), label=f"{label} ({where})")
+    return load_state(read_text_file(p, what=f"The {label} file {p} ({where})"), label=f"{label} ({where})")
 
 
 def validate_config(options: dict, *, where: str = "audits[0]", base_dir: str | Path | None = None) -> dict[str, Any]:
@@ -103,6 +105,7 @@ def validate_config(options: dict, *, where: str = "audits[0]", base_dir: str | 
         n = expect_type(o.get("n_cases", 2000), int, where=f"{where}.n_cases")
         if n < 10:
             raise fail("CONFIG_BAD_VALUE", where=f"{where}.n_cases", expected="at least 10 cases", got=n)
+        Limits.from_env().check_count("benchmark_cases", n, where=f"{where}.n_cases")
         return {"mode": mode, "n_cases": int(n), "seed": int(expect_type(o.get("seed", 0), int, where=f"{where}.seed"))}
     o = check_keys(o, where=f"{where} (mode cube)", allowed=_CUBE_KEYS, required=("old", "new"))
     gran = expect_type(o.get("granularity", "parts"), str, where=f"{where}.granularity")
@@ -181,5 +184,7 @@ def run(options: dict[str, Any], *, context: AuditContext, progress: Progress) -
 #: The registered ``receipts`` runner.
 RECEIPTS_AUDIT = register_audit(
     AuditRunner(kind="receipts", title="Receipts (executed cubes)", validate_config=validate_config, run=run,
-                needs_workspace=False)
+                needs_workspace=False,
+                tables={"cells": ("cell", "verdict", "in_receipt"), "verdicts": ("endpoint", "verdict"),
+                        "by_mutation": ("stratum", "mutation", "cases", "share_changed")})
 )

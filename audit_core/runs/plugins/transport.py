@@ -27,6 +27,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from audit_core.limits import Limits
 from audit_core.transport.config import TransportConfig
 from audit_core.transport.protocol import run_transport
 
@@ -54,6 +55,7 @@ def validate_config(options: dict, *, where: str) -> dict:
             out[k] = list(expect_type(options[k], list, where=f"{where}.{k}"))
     if "tolerances" in options:
         out["tolerances"] = dict(expect_type(options["tolerances"], dict, where=f"{where}.tolerances"))
+    Limits.from_env().check_fields("transport", out, where=where)
     return out
 
 
@@ -74,5 +76,9 @@ def run(options: dict, *, context: AuditContext, progress: Progress) -> AuditRes
 
 
 TRANSPORT_AUDIT = register_audit(
-    AuditRunner(kind="transport", title="Transport", validate_config=validate_config, run=run, needs_workspace=False)
+    AuditRunner(kind="transport", title="Transport", validate_config=validate_config, run=run, needs_workspace=False,
+                tables={"results": ("analysis", "condition", "domain", "model", "mapping", "metric", "value"),
+                        "verdicts": ("metric", "verdict"),
+                        "reliability": ("domain", "model", "mapping", "mean_p", "frac_pos"),
+                        "curves": ("coverage", "risk", "domain", "model", "mapping")})
 )

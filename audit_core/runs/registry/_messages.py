@@ -23,7 +23,16 @@ register_messages(
         ),
         "RUN_NOT_RUNNING": (
             "Run {run_id!r} is already {status!r}; only a run that is still "
-            "'running' can be finished or marked as failed."
+            "'running' (or was marked 'interrupted') can be finished or marked as failed."
+        ),
+        "REGISTRY_READ_ONLY": (
+            "The run registry at {path} is open read-only ({reason}): saved runs can be browsed, "
+            "but saving is off. To save runs, {remedy}."
+        ),
+        "REGISTRY_FULL": (
+            "Cannot write to the run registry at {path}: the disk is full ({reason}). Nothing was "
+            "written. Free space on the disk holding {folder} (delete old runs on Runs & reports, or "
+            "other files there), or set AUDIT_REGISTRY_PATH to a file on another disk, then try again."
         ),
         "REGISTRY_CORRUPT": (
             "The run registry at {path} is not a readable registry database "
@@ -65,7 +74,16 @@ register_messages(
         ),
         "REGISTRY_BAD_STATUS": (
             "Unknown run status {status!r}; use one of 'running', 'done', "
-            "'failed'."
+            "'failed', 'interrupted'."
+        ),
+        "REGISTRY_READ_ONLY_NOTICE": (
+            "The run registry is open read-only ({reason}): saved runs can be browsed and exported, "
+            "but saving is off, so new models and audits stay in this session only."
+        ),
+        "RUN_TABLES_UNREADABLE": (
+            "The figures of run {run_id!r} cannot be drawn from its stored tables ({reason}); "
+            "it was saved by another version or edited. Its tables, manifest and configuration "
+            "are shown as stored."
         ),
         "REGISTRY_BAD_DATE": (
             "Cannot filter runs by {name}={value!r}: not a date or timestamp. "

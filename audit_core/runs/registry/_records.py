@@ -16,8 +16,8 @@ __all__ = ["ENV_VAR", "RUN_STATUSES", "RunRecord", "RunStatus", "default_registr
 #: Environment variable that overrides the registry location.
 ENV_VAR = "AUDIT_REGISTRY_PATH"
 #: Allowed values of :attr:`RunRecord.status`.
-RUN_STATUSES: tuple[str, ...] = ("running", "done", "failed")
-RunStatus = Literal["running", "done", "failed"]
+RUN_STATUSES: tuple[str, ...] = ("running", "done", "failed", "interrupted")
+RunStatus = Literal["running", "done", "failed", "interrupted"]
 #: Columns of :meth:`RunRegistry.list_runs`.
 _SUMMARY_COLUMNS = [
     "run_id",
@@ -67,8 +67,10 @@ class RunRecord:
     audit_kind : str
         Kind of audit, e.g. ``"model"``, ``"fragility"``, ``"transport"``,
         ``"receipts"``.
-    status : {"running", "done", "failed"}
-        Lifecycle state. ``"done"`` runs always have their tables.
+    status : {"running", "done", "failed", "interrupted"}
+        Lifecycle state. ``"done"`` runs always have their tables;
+        ``"interrupted"`` runs were left ``"running"`` by a process that ended
+        (found when the registry was next opened; :attr:`error` says why).
     dataset_name : str
         Display name of the audited dataset.
     dataset_fingerprint : str

@@ -11,10 +11,11 @@ from typing import Any
 
 import pandas as pd
 
-from audit_core.errors import fail
+from audit_core.errors import AuditInputError, fail
 
 from . import _messages  # noqa: F401  (registers the REGISTRY_* messages)
 from . import _records
+from ._owner import abandoned_reason, current_owner, stale_after_hours
 from ._records import (
     _SUMMARY_COLUMNS, RUN_STATUSES, RunRecord, _iso, _model_kind, _new_run_id, default_registry_path,
 )
@@ -34,6 +35,11 @@ class RunRegistry(_RegistryFile):
     path : str or pathlib.Path, optional
         Database file. Defaults to :func:`default_registry_path`. The folder
         and file are created if missing.
+    read_only : bool, default False
+        Open for browsing only. A file that cannot be written (permissions,
+        a read-only mount, an older schema awaiting upgrade) is opened
+        read-only anyway: :attr:`read_only` and :attr:`read_only_reason` say
+        so, and every write raises ``REGISTRY_READ_ONLY``.
 
     Raises
     ------
@@ -48,11 +54,16 @@ class RunRegistry(_RegistryFile):
     -----
     Every operation opens its own connection, so one instance can be shared
     by many threads; several processes may use the same file concurrently.
+    Opening (and listing) marks ``running`` runs whose process is gone as
+    ``interrupted`` (see :mod:`audit_core.runs.registry._owner`).
     """
 
-    def __init__(self, path: str | Path | None = None) -> None:
+    def __init__(self, path: str | Path | None = None, *, read_only: bool = False) -> None:
         self.path = Path(path).expanduser() if path is not None else default_registry_path()
+        if read_only:
+            self.read_only_reason = "opened read-only"
         self._ensure_schema()
+        self.mark_interrupted()
 
     def __repr__(self) -> str:
         return f"RunRegistry({str(self.path)!r})"
@@ -109,7 +120,7 @@ class RunRegistry(_RegistryFile):
             manifest=manifest,
         )
         with self._transaction(write=True) as conn:
-            return self._insert_run(conn, row, status="running")
+            return self._insert_run(conn, row, status="running", owner=current_owner())
 
     def finish_run(
         self,
@@ -151,12 +162,12 @@ class RunRegistry(_RegistryFile):
             now = _iso(_records._utcnow())
             if manifest_json is None:
                 conn.execute(
-                    "UPDATE runs SET status = 'done', updated_at = ? WHERE run_id = ?",
+                    "UPDATE runs SET status = 'done', updated_at = ?, error = NULL, owner = NULL WHERE run_id = ?",
                     (now, run_id),
                 )
             else:
                 conn.execute(
-                    "UPDATE runs SET status = 'done', updated_at = ?, manifest = ? "
+                    "UPDATE runs SET status = 'done', updated_at = ?, manifest = ?, error = NULL, owner = NULL "
                     "WHERE run_id = ?",
                     (now, manifest_json, run_id),
                 )
@@ -179,7 +190,7 @@ class RunRegistry(_RegistryFile):
         with self._transaction(write=True) as conn:
             self._require_running(conn, run_id)
             conn.execute(
-                "UPDATE runs SET status = 'failed', updated_at = ?, error = ? "
+                "UPDATE runs SET status = 'failed', updated_at = ?, error = ?, owner = NULL "
                 "WHERE run_id = ?",
                 (_iso(_records._utcnow()), str(error), run_id),
             )
@@ -303,6 +314,39 @@ class RunRegistry(_RegistryFile):
             if cur.rowcount == 0:
                 raise fail("RUN_NOT_FOUND", run_id=run_id, path=self.path)
 
+    def mark_interrupted(self) -> list[str]:
+        """Mark ``running`` runs whose owning process is gone as ``interrupted``; return their ids.
+
+        Same host: the process no longer exists (or its pid was reused, or
+        the machine restarted). Another host or an unknown owner: the run is
+        older than ``AUDIT_STALE_RUN_HOURS`` (default 72). Nothing happens on
+        a read-only registry, and a full disk only postpones it.
+        """
+        if self.read_only:
+            return []
+        with self._connect() as conn:
+            rows = conn.execute("SELECT run_id, owner, created_at FROM runs WHERE status = 'running'").fetchall()
+        if not rows:
+            return []
+        hours = stale_after_hours()
+        marks = [(reason, run_id) for run_id, owner, created in rows
+                 if (reason := abandoned_reason(owner, created, now=_records._utcnow, max_age_hours=hours))]
+        if not marks:
+            return []
+        try:
+            with self._transaction(write=True) as conn:
+                stamp = _iso(_records._utcnow())
+                conn.executemany(
+                    "UPDATE runs SET status = 'interrupted', updated_at = ?, error = ? "
+                    "WHERE run_id = ? AND status = 'running'",
+                    [(stamp, reason, run_id) for reason, run_id in marks],
+                )
+        except AuditInputError as err:
+            if err.code in ("REGISTRY_FULL", "REGISTRY_READ_ONLY"):
+                return []
+            raise
+        return [run_id for _, run_id in marks]
+
     # -- reads ---------------------------------------------------------------
     def list_runs(
         self,
@@ -341,6 +385,7 @@ class RunRegistry(_RegistryFile):
         params: list[Any] = []
         if status is not None and status not in RUN_STATUSES:
             raise fail("REGISTRY_BAD_STATUS", status=status)
+        self.mark_interrupted()
         for column, value in (
             ("audit_kind", audit_kind),
             ("dataset_fingerprint", dataset_fingerprint),
@@ -443,7 +488,7 @@ class RunRegistry(_RegistryFile):
         }
 
     @staticmethod
-    def _insert_run(conn: sqlite3.Connection, row: dict[str, Any], *, status: str) -> str:
+    def _insert_run(conn: sqlite3.Connection, row: dict[str, Any], *, status: str, owner: str | None = None) -> str:
         for _ in range(5):
             now = _records._utcnow()
             run_id = _new_run_id(now)
@@ -451,8 +496,8 @@ class RunRegistry(_RegistryFile):
                 conn.execute(
                     "INSERT INTO runs (run_id, created_at, updated_at, audit_kind, "
                     "status, dataset_name, dataset_fingerprint, grouping_hash, model, "
-                    "model_spec, config, manifest, error) "
-                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL)",
+                    "model_spec, config, manifest, error, owner) "
+                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, ?)",
                     (
                         run_id,
                         _iso(now),
@@ -466,6 +511,7 @@ class RunRegistry(_RegistryFile):
                         row["model_spec"],
                         row["config"],
                         row["manifest"],
+                        owner,
                     ),
                 )
             except sqlite3.IntegrityError:  # pragma: no cover - 1 in 2**32
@@ -477,7 +523,7 @@ class RunRegistry(_RegistryFile):
         row = conn.execute("SELECT status FROM runs WHERE run_id = ?", (run_id,)).fetchone()
         if row is None:
             raise fail("RUN_NOT_FOUND", run_id=run_id, path=self.path)
-        if row[0] != "running":
+        if row[0] not in ("running", "interrupted"):  # a late finish revives an interrupted guess
             raise fail("RUN_NOT_RUNNING", run_id=run_id, status=row[0])
 
     @staticmethod

@@ -1,13 +1,24 @@
-"""The registry file: connections, schema creation and inspection, and upgrades."""
+"""The registry file: connections (read-write or read-only), schema creation and inspection, and upgrades.
+
+A file that cannot be written (permissions, a read-only mount) is opened
+read-only (SQLite ``mode=ro``, or ``immutable=1`` when not even the WAL index
+can be created): listing and loading work, every write raises
+``REGISTRY_READ_ONLY``. A write that fails because the disk is full raises
+``REGISTRY_FULL`` saying what to free; the transaction is rolled back, so
+nothing partial is left.
+"""
 from __future__ import annotations
 
+import os
+import shutil
 import sqlite3
+import urllib.parse
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Self
 
-from audit_core.errors import fail
+from audit_core.errors import AuditInputError, fail
 
 from . import _messages  # noqa: F401  (registers the REGISTRY_* messages)
 from . import _records
@@ -15,8 +26,10 @@ from ._records import _iso
 
 __all__ = ["APPLICATION_ID", "SCHEMA_VERSION"]
 
-#: Version of the on-disk schema written by this module.
-SCHEMA_VERSION = 1
+#: Version of the on-disk schema written by this module (2: status ``interrupted`` and the ``owner`` column).
+SCHEMA_VERSION = 2
+#: Oldest schema that can still be browsed read-only without an upgrade.
+_READABLE_VERSION = 1
 #: ``PRAGMA application_id`` stamped into every registry file ("RAUD").
 APPLICATION_ID = 0x52415544
 
@@ -33,7 +46,7 @@ CREATE TABLE runs (
     updated_at          TEXT NOT NULL,
     audit_kind          TEXT NOT NULL,
     status              TEXT NOT NULL
-                        CHECK (status IN ('running', 'done', 'failed')),
+                        CHECK (status IN ('running', 'done', 'failed', 'interrupted')),
     dataset_name        TEXT NOT NULL,
     dataset_fingerprint TEXT NOT NULL,
     grouping_hash       TEXT,
@@ -41,7 +54,8 @@ CREATE TABLE runs (
     model_spec          TEXT NOT NULL,
     config              TEXT NOT NULL,
     manifest            TEXT NOT NULL,
-    error               TEXT
+    error               TEXT,
+    owner               TEXT
 );
 CREATE INDEX runs_created_at ON runs (created_at);
 CREATE INDEX runs_fingerprint ON runs (dataset_fingerprint);
@@ -61,11 +75,48 @@ CREATE TABLE run_artifacts (
 """
 
 
+_V1_COLUMNS = ("run_id, created_at, updated_at, audit_kind, status, dataset_name, dataset_fingerprint, "
+               "grouping_hash, model, model_spec, config, manifest, error")
+
+
+def _migrate_1_to_2(con: sqlite3.Connection) -> None:
+    """Version 2: ``status`` may be ``interrupted`` and ``runs`` gains ``owner``.
+
+    SQLite cannot alter a CHECK constraint, so ``runs`` is rebuilt (copy, drop,
+    rename; foreign keys are off on the upgrade connection, so nothing cascades).
+    """
+    runs_sql = _SCHEMA.split("CREATE TABLE runs (", 1)[1].split(");", 1)[0]
+    con.execute(f"CREATE TABLE runs_v2 ({runs_sql})")
+    con.execute(f"INSERT INTO runs_v2 ({_V1_COLUMNS}) SELECT {_V1_COLUMNS} FROM runs")
+    con.execute("DROP TABLE runs")
+    con.execute("ALTER TABLE runs_v2 RENAME TO runs")
+    con.execute("CREATE INDEX runs_created_at ON runs (created_at)")
+    con.execute("CREATE INDEX runs_fingerprint ON runs (dataset_fingerprint)")
+
+
 #: Schema migrations: ``version -> function(conn)`` upgrading ``version`` to
 #: ``version + 1`` inside one transaction. Version 1 is the first released
-#: schema, so there are none yet; a file stamped with an older version is
-#: backed up and recreated by :meth:`RunRegistry.upgrade`.
-_MIGRATIONS: dict[int, Any] = {}
+#: schema; a file stamped with an older version is backed up and recreated by
+#: :meth:`RunRegistry.upgrade`.
+_MIGRATIONS: dict[int, Any] = {1: _migrate_1_to_2}
+
+
+def _is_read_only_error(exc: sqlite3.Error) -> bool:
+    text = str(exc).lower()
+    return "readonly" in text or "read-only" in text or "unable to open" in text
+
+
+def _disk_is_full(path: Path, exc: BaseException) -> bool:
+    """SQLITE_FULL, ENOSPC, or an I/O error while the disk holding ``path`` has (almost) no space left."""
+    text = str(exc).lower()
+    if "full" in text or getattr(exc, "errno", None) in (28, 122):  # ENOSPC, EDQUOT
+        return True
+    if "disk i/o error" in text:
+        try:
+            return shutil.disk_usage(path.parent).free < 1024 * 1024
+        except OSError:
+            return False
+    return False
 
 
 def _backup_path(path: Path, version: int) -> Path:
@@ -80,17 +131,49 @@ class _RegistryFile:
     """
 
     path: Path
+    #: Why the file is open read-only (``None``: read-write).
+    read_only_reason: str | None = None
+    _immutable = False
+    _older_version: int | None = None  # a readable older schema, open read-only until upgraded
+
+    @property
+    def read_only(self) -> bool:
+        """Whether saving is off (the file could not be opened for writing)."""
+        return self.read_only_reason is not None
 
     # -- connections -------------------------------------------------------
     def _open(self) -> sqlite3.Connection:
         try:
+            if self.read_only:
+                query = "immutable=1" if self._immutable else "mode=ro"
+                uri = f"file:{urllib.parse.quote(str(self.path.resolve()))}?{query}"
+                return sqlite3.connect(uri, uri=True, timeout=_BUSY_TIMEOUT_S, isolation_level=None)
             self.path.parent.mkdir(parents=True, exist_ok=True)
             conn = sqlite3.connect(
                 str(self.path), timeout=_BUSY_TIMEOUT_S, isolation_level=None
             )
         except (OSError, sqlite3.Error) as exc:
+            if _disk_is_full(self.path, exc):
+                raise self._full(exc) from exc
             raise fail("REGISTRY_UNAVAILABLE", path=self.path, reason=str(exc)) from exc
         return conn
+
+    def _full(self, exc: BaseException) -> AuditInputError:
+        return fail("REGISTRY_FULL", path=self.path, reason=str(exc), folder=self.path.parent)
+
+    def _read_only_error(self, reason: str | None = None) -> AuditInputError:
+        if self._older_version is not None:
+            remedy = ("upgrade it first with `python -c \"from audit_core.runs.registry import RunRegistry; "
+                      f"RunRegistry.upgrade('{self.path}')\"` (a byte-for-byte backup is written first)")
+        else:
+            remedy = ("make the file and its folder writable, or set the environment variable "
+                      "AUDIT_REGISTRY_PATH to a writable file")
+        return fail("REGISTRY_READ_ONLY", path=self.path, reason=reason or self.read_only_reason, remedy=remedy)
+
+    def require_writable(self) -> None:
+        """Raise ``REGISTRY_READ_ONLY`` (saying why and what to do) if saving is off."""
+        if self.read_only:
+            raise self._read_only_error()
 
     @contextmanager
     def _connect(self) -> Iterator[sqlite3.Connection]:
@@ -101,8 +184,9 @@ class _RegistryFile:
         conn = self._open()
         try:
             conn.execute(f"PRAGMA busy_timeout = {int(_BUSY_TIMEOUT_S * 1000)}")
-            conn.execute("PRAGMA foreign_keys = ON")
-            conn.execute("PRAGMA synchronous = NORMAL")
+            if not self.read_only:
+                conn.execute("PRAGMA foreign_keys = ON")
+                conn.execute("PRAGMA synchronous = NORMAL")
             yield conn
         finally:
             conn.close()
@@ -110,23 +194,76 @@ class _RegistryFile:
     @contextmanager
     def _transaction(self, *, write: bool) -> Iterator[sqlite3.Connection]:
         """One transaction: ``BEGIN IMMEDIATE`` for writes, snapshot for reads."""
+        if write:
+            self.require_writable()
         with self._connect() as conn:
-            conn.execute("BEGIN IMMEDIATE" if write else "BEGIN")
             try:
-                yield conn
-            except BaseException:
-                if conn.in_transaction:
+                conn.execute("BEGIN IMMEDIATE" if write else "BEGIN")
+                try:
+                    yield conn
+                except BaseException:
+                    if conn.in_transaction:
+                        conn.execute("ROLLBACK")
+                    raise
+                else:
+                    conn.execute("COMMIT")
+            except sqlite3.OperationalError as exc:
+                if write and conn.in_transaction:
                     conn.execute("ROLLBACK")
+                if write and _disk_is_full(self.path, exc):
+                    raise self._full(exc) from exc
+                if write and _is_read_only_error(exc):
+                    raise self._read_only_error(str(exc)) from exc
                 raise
-            else:
-                conn.execute("COMMIT")
 
     def _ensure_schema(self) -> None:
-        """Validate an existing file or initialise a new one.
+        """Validate an existing file or initialise a new one; fall back to read-only when it cannot be written.
 
         Only read statements run until the file is known to be empty or
         ours, so a foreign or corrupt file is never modified.
         """
+        if not self.read_only and self.path.is_file() and not os.access(self.path, os.W_OK):
+            self.read_only_reason = "no write permission on the file"
+        if self.read_only:
+            self._check_read_only()
+            return
+        try:
+            self._check_writable()
+        except AuditInputError as err:
+            if err.code != "REGISTRY_OLDER_SCHEMA" or self._older_version is None:
+                raise
+            self.read_only_reason = f"it uses schema version {self._older_version}, older than {SCHEMA_VERSION}"
+            self._check_read_only()
+        except sqlite3.OperationalError as exc:
+            if _disk_is_full(self.path, exc):
+                raise self._full(exc) from exc
+            if not (self.path.is_file() and _is_read_only_error(exc)):
+                # locked / unable to open: not the file's content.
+                raise fail("REGISTRY_UNAVAILABLE", path=self.path, reason=str(exc)) from exc
+            self.read_only_reason = str(exc)
+            self._check_read_only()
+
+    def _check_read_only(self) -> None:
+        """Inspect the file through a read-only connection (``mode=ro``, else ``immutable=1``)."""
+        last: Exception | None = None
+        for immutable in (False, True):
+            self._immutable = immutable
+            try:
+                conn = self._open()
+                try:
+                    if self._inspect(conn, read_only=True) == "empty":
+                        raise fail("REGISTRY_UNAVAILABLE", path=self.path,
+                                   reason="the file is empty and cannot be written")
+                    return
+                finally:
+                    conn.close()
+            except sqlite3.OperationalError as exc:
+                last = exc
+            except sqlite3.DatabaseError as exc:
+                raise fail("REGISTRY_CORRUPT", path=self.path, reason=str(exc)) from exc
+        raise fail("REGISTRY_UNAVAILABLE", path=self.path, reason=str(last))
+
+    def _check_writable(self) -> None:
         conn = self._open()
         try:
             conn.execute(f"PRAGMA busy_timeout = {int(_BUSY_TIMEOUT_S * 1000)}")
@@ -161,15 +298,16 @@ class _RegistryFile:
                     path=self.path,
                     reason=f"could not enable WAL journal mode (got {mode!r})",
                 )
+            conn.execute("BEGIN IMMEDIATE")  # can this process write? (a read-only file opens without error)
+            conn.execute("ROLLBACK")
         except sqlite3.DatabaseError as exc:
             if isinstance(exc, sqlite3.OperationalError):
-                # locked / unable to open / read-only: not the file's content.
-                raise fail("REGISTRY_UNAVAILABLE", path=self.path, reason=str(exc)) from exc
+                raise  # read-only, full, locked: decided by _ensure_schema
             raise fail("REGISTRY_CORRUPT", path=self.path, reason=str(exc)) from exc
         finally:
             conn.close()
 
-    def _inspect(self, conn: sqlite3.Connection) -> str:
+    def _inspect(self, conn: sqlite3.Connection, *, read_only: bool = False) -> str:
         """Classify the file: ``"empty"``, ``"ours"``, or raise a declared error."""
         app_id = conn.execute("PRAGMA application_id").fetchone()[0]
         names = {
@@ -198,7 +336,9 @@ class _RegistryFile:
                 found=version,
                 supported=SCHEMA_VERSION,
             )
-        if version < SCHEMA_VERSION:
+        if _READABLE_VERSION <= version < SCHEMA_VERSION:
+            self._older_version = version  # browsable read-only until upgraded
+        if version < SCHEMA_VERSION and not (read_only and version >= _READABLE_VERSION):
             raise fail(
                 "REGISTRY_OLDER_SCHEMA",
                 path=self.path,
@@ -243,7 +383,9 @@ class _RegistryFile:
 
         p = Path(path).expanduser()
         try:
-            return cls(p)  # already current
+            current = cls(p)
+            if current._older_version is None:
+                return current  # already current (or read-only for another reason)
         except Exception as exc:  # noqa: BLE001 - re-raised unless it is the older-schema case
             if getattr(exc, "code", None) != "REGISTRY_OLDER_SCHEMA":
                 raise
