@@ -33,6 +33,7 @@ import pandas as pd
 
 from audit_core.data.dataset import frame_fingerprint
 from audit_core.data.eligibility import EligibilityFilter
+from audit_core.data.preprocess import category_text
 from audit_core.data.targets import apply_targets
 from audit_core.errors import fail, register_messages
 from audit_core.models.zoo import ModelSpec, train_model
@@ -266,8 +267,8 @@ class TransportAudit:
         y = self._ysrc[c.primary_target]
         strata = pd.Series(y.astype(str))
         for col in c.strata_columns:
-            strata = strata + "|" + self._src[col].astype(str).fillna("<NA>").to_numpy()
-        groups = self._src[c.group_column].astype(str).to_numpy() if c.group_column else None
+            strata = strata + "|" + category_text(self._src[col]).fillna("<NA>").to_numpy()
+        groups = category_text(self._src[c.group_column]).to_numpy() if c.group_column else None
         self._split_seeds = [int(c.seed) * 1000 + r for r in range(c.n_refits)]
         parts = []
         for r, s in enumerate(self._split_seeds):
