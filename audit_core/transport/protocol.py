@@ -46,7 +46,7 @@ from .evaluation import bootstrap_spec, evaluate_pipeline, fit_rules
 from .mappings import fit_mapping
 from .results import TransportResult, build_result, paired_changes
 from .splits import PARTITIONS, four_way_split
-from .verdicts import check_tolerances, classify_change
+from .verdicts import change_direction, check_tolerances, classify_change, good_direction
 
 __all__ = ["TransportAudit", "STAGES", "run_transport"]
 
@@ -414,6 +414,10 @@ class TransportAudit:
         rows, vrows = [], []
         ck = changes.fillna({"alpha": -1.0, "selection_rate": -1.0})
         point = ck.groupby(["model", "mapping", "analysis", "metric", "weighting", "alpha", "selection_rate"])["value"].mean()
+        lv = table[table["domain"].isin(["id", "ood"]) & (table["condition"] == "clean")
+                   & (table["target_definition"] == c.primary_target)].fillna({"alpha": -1.0, "selection_rate": -1.0})
+        levels = lv.groupby(["model", "mapping", "analysis", "metric", "weighting", "alpha", "selection_rate",
+                             "domain"])["value"].mean()
         for key, arr in deltas.items():
             m, mp, weighting, analysis, metric, alpha, s = key
             for r in range(arr.shape[0]):
@@ -426,10 +430,15 @@ class TransportAudit:
             tol = c.tolerances.get(metric)
             a_, s_ = (-1.0 if pd.isna(alpha) else alpha), (-1.0 if pd.isna(s) else s)
             d = point.get((m, mp, analysis, metric, weighting, a_, s_), np.nan)
+            v_id, v_ood = (float(levels.get((m, mp, analysis, metric, weighting, a_, s_, dom), np.nan))
+                           for dom in ("id", "ood"))
+            verdict = "no tolerance declared" if tol is None else classify_change(lo, hi, tol)
             vrows.append(dict(model=m, mapping=mp, analysis=analysis, metric=metric, weighting=weighting,
-                              alpha=alpha, selection_rate=s, delta=float(d), ci_low=lo, ci_high=hi,
-                              tolerance=np.nan if tol is None else tol,
-                              verdict="no tolerance declared" if tol is None else classify_change(lo, hi, tol),
+                              alpha=alpha, selection_rate=s, id_value=v_id, ood_value=v_ood, delta=float(d),
+                              ci_low=lo, ci_high=hi, tolerance=np.nan if tol is None else tol, verdict=verdict,
+                              direction=change_direction(verdict, metric, lo=lo, hi=hi, id_value=v_id,
+                                                         ood_value=v_ood, alpha=alpha, selection_rate=s),
+                              good_direction=good_direction(metric, alpha=alpha, selection_rate=s)[2],
                               n_refits=int(arr.shape[0]), n_bootstrap=int(arr.shape[1])))
         for row in rows:
             sub = row.pop("sub")
