@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import json
 
-import pandas as pd
 import pytest
 
 from audit_core.errors import AuditInputError
@@ -19,8 +18,6 @@ from audit_core.receipts import (
     reason_debt,
     reason_debt_grid,
 )
-from audit_core.runs.gate import compare_gate, extract_gate_grounds
-from audit_core.runs.registry import RunRegistry
 
 F = frozenset
 
@@ -148,33 +145,3 @@ def test_jsonl_validation_keeps_good_lines(bench) -> None:
     with pytest.raises(AuditInputError):
         parse_predictions(b"\xff\xfe\x00", gold=gold)
 
-
-def test_gate_extractors_tolerate_missing_tables(tmp_path) -> None:
-    reg = RunRegistry(tmp_path / "r.sqlite3")
-    m = reg.save(audit_kind="model", dataset_name="d", dataset_fingerprint="a" * 64, grouping_hash=None,
-                 model_spec={"kind": "lr"}, config={},
-                 tables={"metrics": pd.DataFrame({"split": ["test"], "metric": ["auroc"], "value": [0.9]})})
-    f = reg.save(audit_kind="fragility", dataset_name="d", dataset_fingerprint="a" * 64, grouping_hash=None,
-                 model_spec={}, config={},
-                 tables={"summary": pd.DataFrame({"p_hat": [0.95, 0.9, 0.85, 0.5], "fds": [0.1, 0.2, 0.3, 0.9],
-                                                  "brittle_any": [True, False, False, True]})})
-    t = reg.save(audit_kind="transport", dataset_name="d", dataset_fingerprint="a" * 64, grouping_hash=None,
-                 model_spec={}, config={},
-                 tables={"results": pd.DataFrame({
-                     "metric": ["ece", "ece", "ece", "coverage_class_0", "coverage_class_1"],
-                     "domain": ["ood", "ood", "id", "ood", "ood"], "mapping": ["raw", "platt", "raw", "raw", "raw"],
-                     "alpha": [None, None, None, 0.1, 0.1], "value": [0.07, 0.01, 0.02, 0.93, 0.8]}),
-                     "verdicts": pd.DataFrame({"verdict": ["transport-stable", "transport-sensitive"]})})
-    g = extract_gate_grounds([reg.load(x) for x in (m, f, t)])
-    assert g.values["test_auroc"] == 0.9
-    assert g.values["brittle_share_confident"] == pytest.approx(1 / 3)
-    assert g.values["ood_ece"] == pytest.approx(0.07)
-    assert g.values["worst_class_coverage_90"] == pytest.approx(0.8)
-    assert g.values["n_transport_sensitive"] == 1.0
-    only_model = extract_gate_grounds([reg.load(m)])
-    assert set(only_model.absent) >= {"ood_ece", "brittle_share_confident"}
-    row = only_model.report.set_index("ground").loc["ood_ece"]
-    assert row["status"].startswith("absent") and "transport" in row["detail"]
-    cmp = compare_gate([reg.load(m)], [reg.load(x) for x in (m, f, t)], old_scope="production", new_scope="production")
-    assert cmp.cube.cube.v_old == "refer" and cmp.cube.cube.v_new == "block"
-    assert cmp.cube.cube.changed and cmp.cube.receipt

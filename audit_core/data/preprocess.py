@@ -33,7 +33,7 @@ from sklearn.impute import MissingIndicator, SimpleImputer
 from sklearn.pipeline import Pipeline
 from sklearn.preprocessing import FunctionTransformer, OneHotEncoder, StandardScaler
 
-__all__ = ["make_preprocessor", "feature_origins", "feature_name_part", "expansion_size", "ORIGIN_COLUMNS"]
+__all__ = ["make_preprocessor", "feature_origins", "feature_name_part", "expansion_size", "category_text", "ORIGIN_COLUMNS"]
 
 ORIGIN_COLUMNS = ("feature", "raw_column", "kind", "category")
 
@@ -67,7 +67,8 @@ def _value_text(v):
     return str(v)
 
 
-def _column_text(s: pd.Series) -> pd.Series:
+def category_text(s: pd.Series) -> pd.Series:
+    """A categorical column as the text the preprocessor one-hot encodes (object dtype, missing stays NaN)."""
     missing = s.isna().to_numpy()
     if pd.api.types.is_float_dtype(s.dtype):
         values = s.to_numpy(dtype=float, na_value=np.nan)
@@ -88,7 +89,7 @@ def _as_text(X):
     matching its categories: ``1``, ``1.0`` and ``"1"`` all read ``"1"``.
     """
     frame = pd.DataFrame(X)
-    return pd.DataFrame({i: _column_text(frame.iloc[:, i]) for i in range(frame.shape[1])}).set_axis(
+    return pd.DataFrame({i: category_text(frame.iloc[:, i]) for i in range(frame.shape[1])}).set_axis(
         frame.columns, axis=1
     )
 

@@ -16,40 +16,23 @@ Comparing two sets of runs, or one set under edited rules or scope, is a
 cube over the revision; the receipt names the grounds, rules or authority
 entries that account for a changed release verdict.
 
-Extraction rules (documented in ``docs/receipts.md``)
------------------------------------------------------
-``test_auroc``/``test_log_loss``: model runs, else fragility runs (both
-store the workspace's table ``metrics``; ``split == "test"``).
-``brittle_share_confident``: fragility runs, table ``summary``: among rows
-with ``p_hat >= 0.8``, the mean of the brittle flag: column ``brittle``,
-else the first column starting with ``brittle``, else ``donor_any`` (the
-Fragility audit's default label: any flip under donor replacement).
-``mean_fds``: mean of ``summary.fds``. ``ood_ece``: transport runs, table
-``results``: mean ``value`` over rows with ``metric == "ece"`` and
-``domain == "ood"`` and, when a ``mapping`` column exists, ``mapping ==
-"raw"`` (no mapping is picked by its target-domain result).
-``worst_class_coverage_90``: ``results`` rows with ``alpha == 0.10`` and
-``domain == "ood"``: ``metric == "worst_class_coverage"`` if present, else
-the minimum over metrics named like ``coverage_class*``/``class_coverage*``
-(mean over refits first). ``n_transport_sensitive``: transport ``verdicts``
-table, rows whose verdict column equals ``transport-sensitive``. When
-several runs provide a ground, the newest run wins.
+The grounds and their exact definitions are in :mod:`audit_core.runs.grounds`
+(and the table of ``docs/receipts.md``).
 """
 from __future__ import annotations
 
-import re
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-import numpy as np
 import pandas as pd
 
 from audit_core.errors import fail
-from audit_core.receipts.state import EvaluatorState, load_state, state_from_dict
+from audit_core.receipts.state import EvaluatorState, state_from_dict
 from audit_core.receipts.state_cube import StateCube, execute_state_cube
 from audit_core.safe_text import load_yaml
 
+from .grounds import GROUND_SPECS, GateGrounds, GroundSpec, extract_gate_grounds
 from .registry import RunRecord
 
 __all__ = ["GroundSpec", "GROUND_SPECS", "DEFAULT_GATE_YAML", "DEPLOYMENT_SCOPES", "GateGrounds",
@@ -87,194 +70,6 @@ authority:
   brittle_confident: deployment_scope in ["production", "regulated"]
   discrimination: deployment_scope != "research"
 """
-
-Extractor = Callable[[RunRecord], "tuple[float | None, str]"]
-
-
-@dataclass(frozen=True)
-class GroundSpec:
-    """One gate ground: its name, the audit kind(s) it comes from and its extractor.
-
-    ``audit_kind`` is one kind or a tuple of kinds, in order of preference.
-    """
-
-    name: str
-    audit_kind: str | tuple[str, ...]
-    description: str
-    extract: Extractor = field(repr=False)
-
-    @property
-    def kinds(self) -> tuple[str, ...]:
-        return (self.audit_kind,) if isinstance(self.audit_kind, str) else tuple(self.audit_kind)
-
-
-def _table(run: RunRecord, name: str) -> pd.DataFrame | None:
-    t = run.tables.get(name)
-    return t if isinstance(t, pd.DataFrame) and not t.empty else None
-
-
-def _need(df: pd.DataFrame, cols: Sequence[str]) -> str | None:
-    missing = [c for c in cols if c not in df.columns]
-    return f"columns {missing} missing" if missing else None
-
-
-def _num(v: Any) -> float | None:
-    try:
-        f = float(v)
-    except (TypeError, ValueError):
-        return None
-    return f if np.isfinite(f) else None
-
-
-def _metric(metric: str) -> Extractor:
-    def ex(run: RunRecord):
-        df = _table(run, "metrics")
-        if df is None:
-            return None, "no 'metrics' table"
-        if (why := _need(df, ["split", "metric", "value"])):
-            return None, why
-        rows = df[(df["split"] == "test") & (df["metric"] == metric)]
-        v = _num(rows["value"].mean()) if len(rows) else None
-        return (v, "metrics: split=test") if v is not None else (None, f"no finite test {metric}")
-    return ex
-
-
-def _brittle_share(run: RunRecord):
-    df = _table(run, "summary")
-    if df is None:
-        return None, "no 'summary' table"
-    flag = "brittle" if "brittle" in df.columns else next((c for c in df.columns if str(c).startswith("brittle")), None)
-    if flag is None and "donor_any" in df.columns:
-        flag = "donor_any"
-    if flag is None or "p_hat" not in df.columns:
-        return None, "summary needs 'p_hat' and a 'brittle…' or 'donor_any' column"
-    conf = pd.to_numeric(df["p_hat"], errors="coerce") >= 0.8
-    if not conf.any():
-        return None, "no confident case (p_hat >= 0.8)"
-    v = _num(df.loc[conf, flag].astype(float).mean())
-    return (v, f"summary: mean of {flag!r} where p_hat >= 0.8") if v is not None else (None, "brittle flags not numeric")
-
-
-def _mean_fds(run: RunRecord):
-    df = _table(run, "summary")
-    if df is None or "fds" not in df.columns:
-        return None, "no 'summary.fds'"
-    v = _num(pd.to_numeric(df["fds"], errors="coerce").mean())
-    return (v, "summary: mean fds") if v is not None else (None, "fds not numeric")
-
-
-def _transport_rows(run: RunRecord) -> tuple[pd.DataFrame | None, str]:
-    df = _table(run, "results")
-    if df is None:
-        return None, "no 'results' table"
-    if (why := _need(df, ["metric", "value", "domain"])):
-        return None, why
-    df = df[df["domain"].astype(str) == "ood"]
-    if "mapping" in df.columns:
-        df = df[df["mapping"].astype(str) == "raw"]
-    return df, ""
-
-
-def _ood_ece(run: RunRecord):
-    df, why = _transport_rows(run)
-    if df is None:
-        return None, why
-    rows = df[df["metric"].astype(str) == "ece"]
-    v = _num(pd.to_numeric(rows["value"], errors="coerce").mean()) if len(rows) else None
-    return (v, "results: ece, domain=ood, mapping=raw") if v is not None else (None, "no OOD ECE rows")
-
-
-def _worst_cov(run: RunRecord):
-    df, why = _transport_rows(run)
-    if df is None:
-        return None, why
-    if "alpha" not in df.columns:
-        return None, "results has no 'alpha' column"
-    df = df[np.isclose(pd.to_numeric(df["alpha"], errors="coerce"), 0.10)]
-    m = df["metric"].astype(str)
-    direct = df[m == "worst_class_coverage"]
-    if len(direct):
-        v = _num(pd.to_numeric(direct["value"], errors="coerce").mean())
-    else:
-        per = df[m.str.match(r"(coverage_class|class_coverage)")]
-        if not len(per):
-            return None, "no class-coverage rows at alpha 0.10"
-        v = _num(per.groupby("metric")["value"].mean().min())
-    return (v, "results: alpha=0.10, domain=ood") if v is not None else (None, "coverage not numeric")
-
-
-def _n_sensitive(run: RunRecord):
-    df = _table(run, "verdicts")
-    if df is None:
-        return None, "no 'verdicts' table"
-    col = "verdict" if "verdict" in df.columns else next((c for c in df.columns if "verdict" in str(c)), None)
-    if col is None:
-        return None, "verdicts has no verdict column"
-    return float((df[col].astype(str) == "transport-sensitive").sum()), f"verdicts: count of {col!r} == transport-sensitive"
-
-
-#: Gate grounds and their extractors (extend here when audits gain outputs).
-GROUND_SPECS: tuple[GroundSpec, ...] = (
-    GroundSpec("test_auroc", ("model", "fragility"), "held-out AUROC of the model", _metric("auroc")),
-    GroundSpec("test_log_loss", ("model", "fragility"), "held-out log loss", _metric("log_loss")),
-    GroundSpec("brittle_share_confident", "fragility", "share of brittle cases among confident ones (p̂ ≥ 0.8)",
-               _brittle_share),
-    GroundSpec("mean_fds", "fragility", "mean fragility score (FDS)", _mean_fds),
-    GroundSpec("ood_ece", "transport", "ECE on the target (OOD) test, raw mapping", _ood_ece),
-    GroundSpec("worst_class_coverage_90", "transport", "worst-class conformal coverage at 90% (α = 0.10), OOD",
-               _worst_cov),
-    GroundSpec("n_transport_sensitive", "transport", "metrics classified transport-sensitive", _n_sensitive),
-)
-
-
-@dataclass(frozen=True)
-class GateGrounds:
-    """Extracted grounds and the report of where each came from (or why it is absent)."""
-
-    values: dict[str, float | None]
-    report: pd.DataFrame = field(repr=False)
-
-    @property
-    def absent(self) -> list[str]:
-        return [k for k, v in self.values.items() if v is None]
-
-    def to_frame(self) -> pd.DataFrame:
-        return self.report.copy()
-
-
-def extract_gate_grounds(runs: Sequence[RunRecord]) -> GateGrounds:
-    """Run every extractor over ``runs`` (newest first wins); absent grounds are ``None``.
-
-    Parameters
-    ----------
-    runs : sequence of RunRecord
-        Any mix of audit kinds; missing tables or columns are tolerated.
-    """
-    ordered = sorted(runs, key=lambda r: r.created_at, reverse=True)
-    values: dict[str, float | None] = {}
-    rows = []
-    for spec in GROUND_SPECS:
-        found, reasons = None, []
-        for run in sorted(ordered, key=lambda r: spec.kinds.index(r.audit_kind) if r.audit_kind in spec.kinds else 0):
-            if run.audit_kind not in spec.kinds:
-                continue
-            v, why = spec.extract(run)
-            if v is not None:
-                found = (v, run.run_id, why)
-                break
-            reasons.append(f"{run.run_id}: {why}")
-        if found is None:
-            values[spec.name] = None
-            why = "; ".join(reasons) if reasons else "no selected run of kind " + " or ".join(map(repr, spec.kinds))
-            rows.append({"ground": spec.name, "value": None, "status": "absent → UNKNOWN", "source": "",
-                         "detail": why, "description": spec.description})
-        else:
-            values[spec.name] = found[0]
-            rows.append({"ground": spec.name, "value": found[0], "status": "present", "source": found[1],
-                         "detail": found[2], "description": spec.description})
-    return GateGrounds(values, pd.DataFrame(rows, columns=["ground", "value", "status", "source", "detail",
-                                                           "description"]))
-
 
 def gate_state(grounds: GateGrounds, *, deployment_scope: str, rules_yaml: str = DEFAULT_GATE_YAML,
                name: str = "release gate") -> EvaluatorState:

@@ -33,6 +33,7 @@ import pandas as pd
 
 from audit_core.data.dataset import frame_fingerprint
 from audit_core.data.eligibility import EligibilityFilter
+from audit_core.data.preprocess import category_text
 from audit_core.data.targets import apply_targets
 from audit_core.errors import fail, register_messages
 from audit_core.models.zoo import ModelSpec, train_model
@@ -45,7 +46,7 @@ from .evaluation import bootstrap_spec, evaluate_pipeline, fit_rules
 from .mappings import fit_mapping
 from .results import TransportResult, build_result, paired_changes
 from .splits import PARTITIONS, four_way_split
-from .verdicts import check_tolerances, classify_change
+from .verdicts import change_direction, check_tolerances, classify_change, good_direction
 
 __all__ = ["TransportAudit", "STAGES", "run_transport"]
 
@@ -266,8 +267,8 @@ class TransportAudit:
         y = self._ysrc[c.primary_target]
         strata = pd.Series(y.astype(str))
         for col in c.strata_columns:
-            strata = strata + "|" + self._src[col].astype(str).fillna("<NA>").to_numpy()
-        groups = self._src[c.group_column].astype(str).to_numpy() if c.group_column else None
+            strata = strata + "|" + category_text(self._src[col]).fillna("<NA>").to_numpy()
+        groups = category_text(self._src[c.group_column]).to_numpy() if c.group_column else None
         self._split_seeds = [int(c.seed) * 1000 + r for r in range(c.n_refits)]
         parts = []
         for r, s in enumerate(self._split_seeds):
@@ -414,6 +415,10 @@ class TransportAudit:
         rows, vrows = [], []
         ck = changes.fillna({"alpha": -1.0, "selection_rate": -1.0})
         point = ck.groupby(["model", "mapping", "analysis", "metric", "weighting", "alpha", "selection_rate"])["value"].mean()
+        lv = table[table["domain"].isin(["id", "ood"]) & (table["condition"] == "clean")
+                   & (table["target_definition"] == c.primary_target)].fillna({"alpha": -1.0, "selection_rate": -1.0})
+        levels = lv.groupby(["model", "mapping", "analysis", "metric", "weighting", "alpha", "selection_rate",
+                             "domain"])["value"].mean()
         for key, arr in deltas.items():
             m, mp, weighting, analysis, metric, alpha, s = key
             for r in range(arr.shape[0]):
@@ -426,10 +431,15 @@ class TransportAudit:
             tol = c.tolerances.get(metric)
             a_, s_ = (-1.0 if pd.isna(alpha) else alpha), (-1.0 if pd.isna(s) else s)
             d = point.get((m, mp, analysis, metric, weighting, a_, s_), np.nan)
+            v_id, v_ood = (float(levels.get((m, mp, analysis, metric, weighting, a_, s_, dom), np.nan))
+                           for dom in ("id", "ood"))
+            verdict = "no tolerance declared" if tol is None else classify_change(lo, hi, tol)
             vrows.append(dict(model=m, mapping=mp, analysis=analysis, metric=metric, weighting=weighting,
-                              alpha=alpha, selection_rate=s, delta=float(d), ci_low=lo, ci_high=hi,
-                              tolerance=np.nan if tol is None else tol,
-                              verdict="no tolerance declared" if tol is None else classify_change(lo, hi, tol),
+                              alpha=alpha, selection_rate=s, id_value=v_id, ood_value=v_ood, delta=float(d),
+                              ci_low=lo, ci_high=hi, tolerance=np.nan if tol is None else tol, verdict=verdict,
+                              direction=change_direction(verdict, metric, lo=lo, hi=hi, id_value=v_id,
+                                                         ood_value=v_ood, alpha=alpha, selection_rate=s),
+                              good_direction=good_direction(metric, alpha=alpha, selection_rate=s)[2],
                               n_refits=int(arr.shape[0]), n_bootstrap=int(arr.shape[1])))
         for row in rows:
             sub = row.pop("sub")

@@ -51,7 +51,8 @@ def four_way_split(
         Stratum label of each record (any hashable values).
     fractions : 4 floats summing to 1
     groups : ndarray of shape (n,), optional
-        Records sharing a group value stay together.
+        Records sharing a group value stay together; a record whose group
+        value is missing is a group of its own.
     seed : int
 
     Returns
@@ -64,6 +65,8 @@ def four_way_split(
         raise fail("TRANSPORT_BAD_FRACTIONS", fractions=tuple(fractions))
     n = len(strata)
     unit = pd.factorize(pd.Series(groups if groups is not None else np.arange(n)), sort=False)[0]
+    alone = np.flatnonzero(unit < 0)  # a record without a group value is a group of its own
+    unit[alone] = unit.max() + 1 + np.arange(len(alone))
     n_units = unit.max() + 1
     sizes = np.bincount(unit, minlength=n_units)
     first = np.full(n_units, -1)

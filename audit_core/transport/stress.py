@@ -27,12 +27,17 @@ Evidence degradation (raw feature space, budget ``m`` features)
 * ``corruption`` — in every feature, 20 % of the values: numeric noise with
   SD 0.2 × train SD, clipped to the train range and rounded for integer
   columns; categorical values replaced by a different category drawn from
-  the train distribution;
+  the train distribution (categories compared as the preprocessor's text,
+  the drawn value keeps the column's type);
 * ``oracle`` — the targeted features of 30 % of records replaced by those of
   a random opposite-class train donor (uses the evaluation label, so it is a
   bound, reported under its own condition name).
 
-Missing values are then handled by the pipeline's own imputers. The
+A missing value stays missing under every stress: corruption leaves it
+alone, the mutual-information ranking counts it as a level of its own, and
+a donor's missing value is copied as missing. No step sorts or compares raw
+values of different types (text against a float NaN). Missing values are
+then handled by the pipeline's own imputers. The
 percentile of targeted deletion within the random-set distribution is
 ``100 · (#{random < targeted} + ½ #{random = targeted}) / J``.
 """
@@ -42,6 +47,7 @@ import numpy as np
 import pandas as pd
 from scipy.optimize import brentq
 
+from audit_core.data.preprocess import category_text
 from audit_core.metrics import EPS_LOGIT, METRICS, metric_values
 
 from . import conformal as cf
@@ -143,22 +149,35 @@ def corrupt(X: pd.DataFrame, train: pd.DataFrame, numeric, categorical, *, rate:
         x[hit] = noisy[hit]
         out[f] = x if not pd.api.types.is_integer_dtype(out[f].dtype) or np.isnan(x).any() else x.astype(out[f].dtype)
     for f in categorical:
-        dist = train[f].dropna().astype(str).value_counts(normalize=True)
+        tr_text = category_text(train[f])
+        dist = tr_text.dropna().value_counts(normalize=True)
         hit = rng.random(n) < rate
         if len(dist) < 2 or not hit.any():
             continue
-        cur = out[f].astype(str).to_numpy()
-        new = cur.astype(object).copy()
-        levels, probs = dist.index.to_numpy(), dist.to_numpy()
-        for v in np.unique(cur[hit]):
-            rows = np.flatnonzero(hit & (cur == v))
+        # one train value per text level: the drawn replacement keeps the column's own type
+        observed = tr_text.notna().to_numpy()
+        value_of = pd.Series(train[f].to_numpy(dtype=object)[observed], index=tr_text.to_numpy()[observed])
+        value_of = value_of[~value_of.index.duplicated()]
+        cur = category_text(out[f]).to_numpy()
+        rows_hit = hit & pd.notna(cur)  # missing stays missing
+        new = out[f].to_numpy(dtype=object).copy()
+        levels, probs = dist.index.to_numpy(dtype=object), dist.to_numpy()
+        for v in sorted(set(cur[rows_hit])):  # text levels only: no missing value is sorted
+            rows = np.flatnonzero(rows_hit & (cur == v))
             keep = levels != v
             pr = probs[keep] / probs[keep].sum()
-            new[rows] = rng.choice(levels[keep], size=len(rows), p=pr)
-        col = pd.Series(new, index=out.index)
-        col[out[f].isna().to_numpy() & ~hit] = np.nan
-        out[f] = col
+            new[rows] = value_of.loc[rng.choice(levels[keep], size=len(rows), p=pr)].to_numpy()
+        out[f] = _same_dtype(new, out[f])
     return out
+
+
+def _same_dtype(values: np.ndarray, like: pd.Series) -> pd.Series:
+    """``values`` as a Series with the index and, where the values allow it, the dtype of ``like``."""
+    col = pd.Series(values, index=like.index, name=like.name)
+    try:
+        return col.astype(like.dtype)
+    except (TypeError, ValueError):
+        return col
 
 
 def oracle_replace(X: pd.DataFrame, y: np.ndarray, train: pd.DataFrame, y_train: np.ndarray, columns, *,
@@ -172,10 +191,11 @@ def oracle_replace(X: pd.DataFrame, y: np.ndarray, train: pd.DataFrame, y_train:
         sel = y[hit] == c
         donors[sel] = pool[rng.integers(0, len(pool), sel.sum())]
     for f in columns:
-        col = out[f].astype(object).to_numpy().copy() if not pd.api.types.is_numeric_dtype(out[f]) else out[f].to_numpy(dtype=float, na_value=np.nan).copy()
-        src = train[f].to_numpy()
-        col[hit] = src[donors]
-        out[f] = col
+        numeric = pd.api.types.is_numeric_dtype(out[f]) and not pd.api.types.is_bool_dtype(out[f])
+        col = out[f].to_numpy(dtype=float, na_value=np.nan).copy() if numeric else out[f].to_numpy(dtype=object).copy()
+        src = train[f].to_numpy(dtype=float, na_value=np.nan) if numeric else train[f].to_numpy(dtype=object)
+        col[hit] = src[donors]  # a donor's missing value is copied as missing
+        out[f] = col if numeric else _same_dtype(col, out[f])
     return out
 
 
@@ -194,7 +214,9 @@ def mutual_information_ranking(train: pd.DataFrame, y: np.ndarray, numeric, cate
         cols.append(x.fillna(x.median() if x.notna().any() else 0.0).to_numpy(dtype=float))
         discrete.append(False)
     for f in categorical:
-        cols.append(pd.factorize(train[f].iloc[idx].astype(str))[0].astype(float))
+        codes = pd.factorize(category_text(train[f].iloc[idx]))[0]
+        codes[codes < 0] = codes.max() + 1  # missing is a level of its own
+        cols.append(codes.astype(float))
         discrete.append(True)
     M = np.column_stack(cols)
     mi = mutual_info_classif(M, y[idx], discrete_features=np.array(discrete), random_state=seed)
@@ -360,7 +382,7 @@ def heterogeneity_rows(audit) -> None:
                 sets = cf.prediction_sets(p, rules.qhat[a_mid]["marginal"])
                 cov = sets[np.arange(len(y)), y]
                 groups = [("class", np.where(y == 1, "1", "0"))]
-                groups += [(col, frame[col].astype(str).fillna("<NA>").to_numpy()) for col in c.subgroup_columns]
+                groups += [(col, category_text(frame[col]).fillna("<NA>").to_numpy()) for col in c.subgroup_columns]
                 rows = []
                 for col, vals in groups:
                     for level in pd.unique(vals):

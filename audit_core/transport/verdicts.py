@@ -8,6 +8,21 @@ For a metric with declared tolerance ``δ`` and a bootstrap interval
 * ``transport-sensitive`` — the whole interval lies beyond ``δ``
   (``lo > δ`` or ``hi < −δ``);
 * ``indeterminate`` — otherwise (or when the interval is undefined).
+
+Each verdict also gets a **direction**, from the metric's good direction
+(:data:`GOOD_DIRECTION`):
+
+* ``within tolerance`` — the change is transport-stable;
+* ``better`` / ``worse`` — the change is transport-sensitive and moves the
+  metric in its good / harmful direction. For a metric whose good value is a
+  target (calibration slope 1, intercept 0, coverage ``1 − α``, selection
+  rate ``s``), "better" means the OOD value is closer to the target than the
+  ID value (refit means);
+* ``undetermined`` — the change is indeterminate;
+* ``shifted`` — the prevalence changed beyond its tolerance; a prevalence is
+  a fact about the population, neither better nor worse.
+
+An improvement is never reported as a harm: the page colours by direction.
 """
 from __future__ import annotations
 
@@ -16,9 +31,32 @@ from typing import Mapping
 
 from ..errors import fail, register_messages
 
-__all__ = ["VERDICTS", "DEFAULT_TOLERANCES", "classify_change", "check_tolerances"]
+__all__ = ["VERDICTS", "DIRECTIONS", "DEFAULT_TOLERANCES", "GOOD_DIRECTION", "classify_change", "check_tolerances",
+           "good_direction", "change_direction"]
 
 VERDICTS = ("transport-stable", "transport-sensitive", "indeterminate")
+DIRECTIONS = ("better", "worse", "within tolerance", "undetermined", "shifted")
+
+#: The good direction of each metric: ``"higher"``, ``"lower"``, ``"target"`` (closer to
+#: :func:`good_direction`'s target is better) or ``"none"`` (a population fact).
+GOOD_DIRECTION: dict[str, str] = {
+    "prevalence": "none",
+    "auroc": "higher",
+    "average_precision": "higher",
+    "pr_skill": "higher",
+    "brier_score": "lower",
+    "log_loss": "lower",
+    "ece": "lower",
+    "calibration_intercept": "target",  # 0
+    "calibration_slope": "target",  # 1
+    "rate": "target",  # the nominal selection rate s
+    "risk": "lower",
+    "hcep_at_0.80": "lower",
+    "hcep_at_0.90": "lower",
+    "hcep_at_0.95": "lower",
+    "coverage": "target",  # the nominal 1 - alpha
+    "mean_set_size": "lower",  # read with coverage: smaller sets at the same coverage
+}
 
 #: δ_m per metric name (absolute units of the metric). Declared before any
 #: evaluation; a run refuses to change them afterwards.
@@ -95,3 +133,80 @@ def classify_change(lo: float, hi: float, delta: float) -> str:
     if lo > delta or hi < -delta:
         return "transport-sensitive"
     return "indeterminate"
+
+
+def good_direction(metric: str, *, alpha: float | None = None, selection_rate: float | None = None):
+    """``(kind, target, text)``: the metric's good direction, its target value (or None) and a label.
+
+    Examples
+    --------
+    >>> good_direction("brier_score")
+    ('lower', None, 'lower is better')
+    >>> good_direction("coverage", alpha=0.1)
+    ('target', 0.9, 'closer to 0.9 (1 − α) is better')
+    """
+    kind = GOOD_DIRECTION.get(metric, "higher" if metric.startswith(("auroc", "average_precision")) else "none")
+    if metric.startswith("hcep") or metric in ("risk", "aurc", "excess_aurc"):
+        kind = "lower"
+    target, text = None, {"higher": "higher is better", "lower": "lower is better",
+                          "none": "no better direction (a population fact)"}.get(kind, "")
+    if kind == "target":
+        if metric == "calibration_slope":
+            target, why = 1.0, ""
+        elif metric == "calibration_intercept":
+            target, why = 0.0, ""
+        elif metric == "rate" and _finite(selection_rate):
+            target, why = float(selection_rate), " (the selection rate s)"
+        elif "coverage" in metric and _finite(alpha):
+            target, why = round(1.0 - float(alpha), 12), " (1 − α)"
+        else:
+            return "none", None, "no better direction"
+        text = f"closer to {target:g}{why} is better"
+    return kind, target, text
+
+
+def _finite(v) -> bool:
+    try:
+        return math.isfinite(float(v))
+    except (TypeError, ValueError):
+        return False
+
+
+def change_direction(verdict: str, metric: str, *, lo: float, hi: float, id_value: float, ood_value: float,
+                     alpha: float | None = None, selection_rate: float | None = None) -> str:
+    """Direction of a classified change (see the module docstring).
+
+    Parameters
+    ----------
+    verdict : str
+        From :func:`classify_change` (or ``"no tolerance declared"``).
+    lo, hi : float
+        The interval of the change OOD − ID.
+    id_value, ood_value : float
+        Refit means of the metric on the ID and OOD tests (used for metrics
+        with a target).
+
+    Examples
+    --------
+    Brier score falling by 0.06 beyond a 0.01 tolerance is an improvement:
+
+    >>> change_direction("transport-sensitive", "brier_score", lo=-0.07, hi=-0.05, id_value=0.2, ood_value=0.14)
+    'better'
+    >>> change_direction("transport-sensitive", "calibration_slope", lo=0.2, hi=0.4, id_value=0.8, ood_value=1.1)
+    'better'
+    """
+    if verdict == "transport-stable":
+        return "within tolerance"
+    if verdict != "transport-sensitive":
+        return "undetermined" if verdict == "indeterminate" else verdict
+    kind, target, _ = good_direction(metric, alpha=alpha, selection_rate=selection_rate)
+    if kind == "higher":
+        return "better" if lo > 0 else "worse"
+    if kind == "lower":
+        return "better" if hi < 0 else "worse"
+    if kind == "target" and _finite(id_value) and _finite(ood_value):
+        d_id, d_ood = abs(id_value - target), abs(ood_value - target)
+        if d_ood != d_id:
+            return "better" if d_ood < d_id else "worse"
+        return "undetermined"
+    return "shifted"
