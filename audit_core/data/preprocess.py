@@ -128,7 +128,7 @@ def expansion_size(
     >>> expansion_size(X, ["x"], ["c", "d"], missing_indicators=True)
     (5, {'c': 2, 'd': 1})
     """
-    levels = {str(c): max(1, int(_column_text(X[c]).nunique(dropna=True))) for c in categorical}
+    levels = {str(c): max(1, int(category_text(X[c]).nunique(dropna=True))) for c in categorical}
     n = len(numeric) + sum(levels.values())
     if missing_indicators:
         n += sum(int(X[c].isna().any()) for c in list(numeric) + list(categorical))
