@@ -7,8 +7,17 @@ through ``build_dataset`` with a simple class target: that must likewise give
 a dataset or a declared error.
 
 Example budget (all ``derandomize=True``, so the run is deterministic):
-random bytes 60 + CSV text 120 + frames→CSV 50 + frames→Parquet 50 +
-frames→Excel 25 + check_table on raw frames 40 = 345 generated cases.
+random bytes 60 + CSV text 105 + frames→CSV 45 + frames→Parquet 45 +
+frames→Excel 25 + check_table on raw frames 35 + stacked text files 15 +
+frames→CSV→training 15 = 345 generated cases.
+
+The text cases cover the classes of the real-data and hardening issues:
+gzip-wrapped text, UTF-16 without a byte-order mark, runs of whitespace as
+delimiter, decimal commas, thousands separators, ``NA``/``?``/``-`` cells,
+leading-zero keys, padded labels, explicit header choices, given column
+names and accepted missing codes (including codes for absent columns).
+Training on loaded tables covers classes absent from the training rows,
+tiny classes and the one-hot matrix cap.
 """
 from __future__ import annotations
 
@@ -21,11 +30,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from audit_core.data.intake import LoadedTable, ReadOptions, check_table, read_table
+from audit_core.data.intake import LoadedTable, ReadOptions, check_table, read_table, read_tables
 from audit_core.errors import MESSAGES, AuditInputError
 
-N_BYTES, N_CSV, N_FRAME_CSV, N_FRAME_PARQUET, N_FRAME_EXCEL, N_CHECK = 60, 120, 50, 50, 25, 40
-TOTAL_CASES = N_BYTES + N_CSV + N_FRAME_CSV + N_FRAME_PARQUET + N_FRAME_EXCEL + N_CHECK
+N_BYTES, N_CSV, N_FRAME_CSV, N_FRAME_PARQUET, N_FRAME_EXCEL, N_CHECK = 60, 105, 45, 45, 25, 35
+N_STACK, N_TRAIN = 15, 15
+TOTAL_CASES = N_BYTES + N_CSV + N_FRAME_CSV + N_FRAME_PARQUET + N_FRAME_EXCEL + N_CHECK + N_STACK + N_TRAIN
 
 FUZZ = dict(
     derandomize=True,
@@ -119,7 +129,9 @@ def column_names(draw, n: int) -> list[str]:
 
 CELL_TEXT = st.one_of(
     st.text(max_size=8),
-    st.sampled_from(["", "NA", "nan", "inf", "-inf", "1e999", "?", '"', "a\x00b", "\ufeff", "1,5", "<i>x</i>"]),
+    st.sampled_from(["", "NA", "nan", "inf", "-inf", "1e999", "?", '"', "a\x00b", "\ufeff", "1,5", "<i>x</i>",
+                     "12,345.6", "1.234,5", "1,234", "00017", " yes ", "yes ", "n/a", "-", ".", "True", "false",
+                     "1234567890123456789", "0", "0,25"]),
 )
 
 
@@ -141,12 +153,33 @@ def csv_texts(draw) -> bytes:
         rows.append(delim.join(cells))
     eol = draw(st.sampled_from(["\n", "\r\n", "\r"]))
     text = eol.join([delim.join(header)] + rows)
-    encoding = draw(st.sampled_from(["utf-8", "utf-8-sig", "utf-16", "latin-1", "cp1252"]))
+    encoding = draw(st.sampled_from(["utf-8", "utf-8-sig", "utf-16", "utf-16-le", "utf-16-be", "latin-1", "cp1252"]))
     data = text.encode(encoding, errors="replace")
     if draw(st.booleans()):
         pos = draw(st.integers(0, len(data)))
         data = data[:pos] + draw(st.binary(max_size=4)) + data[pos:]
+    if draw(st.integers(0, 4)) == 0:  # a gzip file, sometimes cut short
+        import gzip
+
+        data = gzip.compress(data)
+        if draw(st.booleans()):
+            data = data[: draw(st.integers(0, len(data)))]
     return data
+
+
+@st.composite
+def read_options(draw, **fixed) -> ReadOptions:
+    """Random header, decimal, names and accepted codes (some for columns that do not exist)."""
+    names = tuple(f"n{i}" for i in range(draw(st.integers(1, 6)))) if draw(st.integers(0, 3)) == 0 else ()
+    codes = tuple(draw(st.lists(st.tuples(st.sampled_from(["c0", "c1", "n0", "col_1", "nope"]),
+                                          st.sampled_from(["?", "NA", "-", "x"])), max_size=2)))
+    return ReadOptions(
+        header=draw(st.sampled_from(["auto", "auto", "first_row", "none"])),
+        decimal=draw(st.sampled_from(["auto", "auto", ".", ","])),
+        column_names=names,
+        missing_codes=codes,
+        **fixed,
+    )
 
 
 @st.composite
@@ -233,16 +266,87 @@ def test_random_bytes(data, name):
 
 
 @settings(max_examples=N_CSV, **FUZZ)
-@given(data=csv_texts(), explicit=st.booleans())
-def test_random_csv_text(data, explicit):
-    opts = ReadOptions(
+@given(data=csv_texts(), explicit=st.booleans(), more=st.data())
+def test_random_csv_text(data, explicit, more):
+    opts = more.draw(read_options(
         max_bytes=OPTIONS.max_bytes,
         max_columns=OPTIONS.max_columns,
         delimiter=";" if explicit else None,
         encoding="cp1252" if explicit else None,
-        na_values=("?",),
-    )
+        na_values=("?",) if explicit else (),
+    ))
     _check_read(data, "fuzz.csv", opts)
+
+
+@settings(max_examples=N_STACK, **FUZZ)
+@given(files=st.lists(csv_texts(), min_size=2, max_size=3), more=st.data())
+def test_stacked_text_files(files, more):
+    opts = more.draw(read_options(max_bytes=OPTIONS.max_bytes, max_columns=OPTIONS.max_columns))
+    named = [(d, f"part{i}.csv") for i, d in enumerate(files)]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            table = read_tables(named, options=opts)
+        except AuditInputError as exc:
+            assert exc.code in MESSAGES, exc.code
+            return
+    assert table.frame.columns.is_unique and table.report.source_column in table.frame.columns
+    assert sum(n for _, n in table.report.sources) == len(table.frame)
+
+
+@st.composite
+def training_frames(draw) -> pd.DataFrame:
+    """20-80 rows: numbers, integer codes, text labels (some rare, padded or "NA"), missing cells, a label."""
+    n = draw(st.integers(20, 80))
+    rng = np.random.default_rng(draw(st.integers(0, 2**16)))
+    out = {}
+    for i in range(draw(st.integers(1, 4))):
+        kind = draw(st.sampled_from(["num", "code", "text", "many", "key", "comma"]))
+        if kind == "num":
+            v = rng.normal(size=n).round(3).astype(object)
+        elif kind == "code":
+            v = rng.integers(1, 5, n).astype(object)
+        elif kind == "text":
+            v = rng.choice(["a", "b ", " c", "NA", "?"], n).astype(object)
+        elif kind == "many":
+            v = np.array([f"L{j}" for j in rng.integers(0, n, n)], dtype=object)
+        elif kind == "key":
+            v = np.array([f"{j:05d}" for j in range(n)], dtype=object)
+        else:
+            v = np.array([f"{x:.2f}".replace(".", ",") for x in rng.normal(size=n)], dtype=object)
+        if draw(st.booleans()):
+            v[rng.random(n) < 0.1] = None
+        out[f"f{i}"] = v
+    weights = draw(st.sampled_from([[0.5, 0.5], [0.9, 0.1], [0.97, 0.03], [0.4, 0.4, 0.2], [0.6, 0.38, 0.02]]))
+    out["label"] = rng.choice(["yes", "no", "maybe"][: len(weights)], n, p=weights)
+    return pd.DataFrame(out)
+
+
+@settings(max_examples=N_TRAIN, **FUZZ)
+@given(frame=training_frames(), more=st.data())
+def test_loaded_frames_through_training(frame, more):
+    """Read as CSV, declare a class target on a random column, train: a workspace or a declared error."""
+    from audit_core.data.dataset import DatasetConfig, build_dataset
+    from audit_core.models.training import train_workspace
+    from audit_core.models.zoo import ModelSpec
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            table = read_table(frame.to_csv(index=False).encode(), name="t.csv", options=OPTIONS)
+            col = more.draw(st.sampled_from(["label", "label", *table.frame.columns]))
+            multi = more.draw(st.booleans())
+            values = table.frame[col].dropna()
+            positive = None if multi or values.empty else values.iloc[0]
+            positive = positive.item() if isinstance(positive, np.generic) else positive
+            ds = build_dataset(table.frame, DatasetConfig(
+                name="t", targets=({"kind": "class", "name": "t", "column": str(col), "positive": positive},)))
+            ws = train_workspace(ds, spec=ModelSpec(kind="logistic_regression"))
+        except AuditInputError as exc:
+            assert exc.code in MESSAGES, exc.code
+            return
+    assert ws.grouping.to_frame()["feature"].is_unique
+    assert set(np.unique(ds.primary.y[ws.train_index])) == set(range(len(ds.primary.classes)))
 
 
 @settings(max_examples=N_FRAME_CSV, **FUZZ)

@@ -233,7 +233,7 @@ def source_section() -> LoadedTable | None:
     table = st.session_state.get(Keys.TABLE)
     if table is not None:
         f = table.frame
-        st.caption(f"**{_escape_md(table.name)}** · {f.shape[0]:,} rows × {f.shape[1]:,} columns")
+        st.caption(f"**{table.name}** · {f.shape[0]:,} rows × {f.shape[1]:,} columns")
         read_report_section(table)
         st.dataframe(f.head(200), height=220, key="view_preview")
     return table

@@ -90,7 +90,7 @@ register_messages(
             "Declare the text values as missing codes, or convert the column."
         ),
         "MISSING_CODE_UNKNOWN_COLUMN": (
-            "The missing code {code!r} is declared for column {column!r}, which is not in {name!r}. "
+            "The missing code {value!r} is declared for column {column!r}, which is not in {name!r}. "
             "Columns: {columns}."
         ),
         "UNSUPPORTED_DTYPE": "Column {column!r} has an unsupported type {dtype}. Convert it to numbers or text.",

@@ -47,7 +47,7 @@ def _check_codes_columns(frame: pd.DataFrame, name: str, opts: ReadOptions) -> N
     for col, code in opts.missing_codes:
         if col not in columns:
             shown = ", ".join(repr(c) for c in columns[:15]) + (" …" if len(columns) > 15 else "")
-            raise fail("MISSING_CODE_UNKNOWN_COLUMN", code=code, column=col, name=name, columns=shown)
+            raise fail("MISSING_CODE_UNKNOWN_COLUMN", value=code, column=col, name=name, columns=shown)
 
 
 def _finish(
