@@ -74,11 +74,6 @@ def _execution(args: argparse.Namespace) -> Iterator[ExecutionOptions]:
         raise _Usage("--backend dask needs --dask-scheduler ADDRESS or --dask-local N")
     if args.n_jobs is not None and backend != "processes":
         raise _Usage("--n-jobs applies to --backend processes only")
-    from audit_core.limits import COUNT_FIELDS, Limits
-
-    limits = Limits.from_env()
-    for option, count in COUNT_FIELDS["cli"].items():  # worker counts: --n-jobs, --dask-local
-        limits.check_count(count, getattr(args, option), where="--" + option.replace("_", "-"))
     if args.dask_local is not None:
         with local_cluster(args.dask_local):  # the cluster's client is the current client
             yield ExecutionOptions(backend="dask")
@@ -127,9 +122,13 @@ def _terminate(signum: int, frame: Any) -> None:
 
 def _cmd_run(args: argparse.Namespace) -> int:
     from audit_core.errors import AuditInputError
+    from audit_core.limits import COUNT_FIELDS, Limits
     from audit_core.runs.execute import run_config
     from audit_core.runs.config import load_config
 
+    limits = Limits.from_env()
+    for option, count in COUNT_FIELDS["cli"].items():  # worker counts: --n-jobs, --dask-local
+        limits.check_count(count, getattr(args, option), where="--" + option.replace("_", "-"))
     config = load_config(args.config)
     registry = _registry(args.registry)
     registry.require_writable()  # a read-only registry: refuse before any work is done

@@ -95,6 +95,7 @@ COUNTS: dict[str, Count] = {
     "bins": Count("AUDIT_MAX_BINS", 1_000, 1_000_000, "bins"),
     "epochs": Count("AUDIT_MAX_EPOCHS", 300, 1_000_000, "training epochs"),
     "width": Count("AUDIT_MAX_WIDTH", 512, 1_000_000, "hidden units"),
+    "blocks": Count("AUDIT_MAX_BLOCKS", 64, 10_000, "residual blocks"),
     "workers": Count("AUDIT_MAX_WORKERS", 64, 4_096, "worker processes"),
     "model_size": Count("AUDIT_MAX_MODEL_SIZE", 100_000, 100_000_000, "model-size units (trees, iterations, leaves, ...)"),
 }
@@ -127,7 +128,7 @@ COUNT_FIELDS: dict[str, dict[str, str]] = {
     },
     "FragilityConfig": {"k": "depth", "families": "list_items", "grid": "list_items", "n_draws": "draws"},
     "BenchmarkConfig": {"n_cases": "benchmark_cases"},
-    "FRResMLP": {"epochs": "epochs", "width": "width"},
+    "FRResMLP": {"epochs": "epochs", "width": "width", "n_blocks": "blocks", "batch_size": "chunk"},
     "TransportConfig": {
         "n_refits": "refits", "n_bootstrap": "bootstrap", "degradation_m": "depth", "n_random_sets": "random_sets",
         "stress_max_rows": "rows", "mi_max_rows": "rows", "n_bins": "bins", "models": "list_items",

@@ -91,7 +91,7 @@ register_messages(
         "BUNDLE_TOO_LARGE": "The bundle {name} is {size:,} bytes; the limit is {limit:,} bytes.",
         "BUNDLE_NOT_JSON": "The bundle {name} is not a JSON file ({reason}).",
         "BUNDLE_WRONG_FORMAT": (
-            "The file {name} is not a reliability-audit run bundle (its 'format' is {found!r}; "
+            "The file {name} is not a reliability-audit run bundle (its 'format' is {found}; "
             "export one with the Runs page or `reliability-audit export`)."
         ),
         "BUNDLE_NEWER_VERSION": (
@@ -248,7 +248,11 @@ def read_bundle(data: bytes, *, name: str = "bundle.json") -> RunRecord:
     """
     if len(data) > MAX_BUNDLE_BYTES:
         raise fail("BUNDLE_TOO_LARGE", name=name, size=len(data), limit=MAX_BUNDLE_BYTES)
-    obj = load_json(data, what=f"The bundle {name}", max_bytes=MAX_BUNDLE_BYTES,
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise fail("BUNDLE_NOT_JSON", name=name, reason=f"not UTF-8 text, byte {exc.start:,}") from None
+    obj = load_json(text, what=f"The bundle {name}", max_bytes=MAX_BUNDLE_BYTES,
                     syntax=lambda reason: fail("BUNDLE_NOT_JSON", name=name, reason=reason))
     if not isinstance(obj, dict) or obj.get("format") != BUNDLE_FORMAT:
         found = obj.get("format") if isinstance(obj, dict) else type(obj).__name__

@@ -27,6 +27,7 @@ from audit_core.models.training import Workspace
 from audit_core.models.zoo import ZOO
 from audit_core.runs.compare import runs_overview
 from audit_core.runs.save import save_fragility_run
+from components.counts import count_input
 from components.feedback import guarded
 from components.figures import fragility as ff
 from components.state import Keys, registry
@@ -44,26 +45,23 @@ NEURAL_KEY = "fragility_neural"
 def options_form(ws: Workspace) -> AuditOptions:
     """Setup widgets; returns the audit options."""
     G = ws.grouping.n_groups
-    lim = Limits.from_env()
     c1, c2, c3, c4 = st.columns(4)
-    max_cases = c1.number_input("Case-sample cap", min_value=20,
-                                max_value=max(20, min(len(ws.test_index), lim.bound("cases"))),
-                                value=min(200, max(20, len(ws.test_index))), step=50, key="fr_max_cases",
-                                help="Held-out cases certified (seeded sample). Raise it for a fuller audit.")
-    k = c2.number_input("Audit depth K", min_value=1, max_value=min(G, lim.bound("depth")), value=min(5, G), key="fr_k")
+    max_cases = count_input(c1, "Case-sample cap", count="cases", key="fr_max_cases", min_value=20,
+                            upper=len(ws.test_index), value=200, step=50,
+                            help="Held-out cases certified (seeded sample). Raise it for a fuller audit.")
+    k = count_input(c2, "Audit depth K", count="depth", key="fr_k", min_value=1, upper=G, value=min(5, G))
     path = c3.selectbox("Removal path", ["static", "adaptive"], key="fr_path")
     seed = c4.number_input("Seed", min_value=0, value=0, key="fr_seed")
     families = st.multiselect("Degradation families", list(FAMILIES), default=list(FAMILIES), key="fr_families")
     c5, c6 = st.columns(2)
     base_sens = c5.checkbox("Baseline sensitivity (mean, median, mode, zero)", value=False, key="fr_baseline_sens")
-    draws = c6.number_input("Draws R for stochastic operators", min_value=2, max_value=lim.bound("draws"), value=10,
-                            key="fr_draws")
+    draws = count_input(c6, "Draws R for stochastic operators", count="draws", key="fr_draws", min_value=2, value=10)
     sample = st.session_state.get(Keys.SAMPLE)
     codes = dict(getattr(sample, "missing_codes", {}) or {})
     return AuditOptions(
         config=FragilityConfig(k=int(k), path=path, families=tuple(families) or FAMILIES, n_draws=int(draws), seed=int(seed)),
         max_cases=int(max_cases), case_seed=int(seed), stress_seed=int(seed), missing_codes=codes,
-        baseline_sensitivity=bool(base_sens), exact_max_groups=lim.max_exact_groups,
+        baseline_sensitivity=bool(base_sens), exact_max_groups=Limits.from_env().max_exact_groups,
     )
 
 
@@ -239,11 +237,10 @@ def neural_section(ws: Workspace, options: AuditOptions) -> None:
                                 step=0.25, key="fr_neural_alpha")
         gamma = c2.number_input("γ (margin hinge weight)", min_value=0.0, max_value=10.0,
                                 value=float(neural.DEFAULTS["gamma"]), step=0.25, key="fr_neural_gamma")
-        lim = Limits.from_env()
-        epochs = c3.number_input("Epochs", min_value=1, max_value=lim.bound("epochs"), value=int(neural.DEFAULTS["epochs"]),
-                                 key="fr_neural_epochs")
-        width = c4.number_input("Width", min_value=4, max_value=lim.bound("width"), value=int(neural.DEFAULTS["width"]), step=8,
-                                key="fr_neural_width")
+        epochs = count_input(c3, "Epochs", count="epochs", key="fr_neural_epochs", min_value=1,
+                             value=int(neural.DEFAULTS["epochs"]))
+        width = count_input(c4, "Width", count="width", key="fr_neural_width", min_value=4,
+                            value=int(neural.DEFAULTS["width"]), step=8)
         if st.button("Train FR-ResMLP and compare", key="act_fr_neural"):
             with guarded("training FR-ResMLP"):
                 bar = st.progress(0.0, text="Starting…")

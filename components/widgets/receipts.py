@@ -31,6 +31,7 @@ from audit_core.receipts.baseline import TRIVIAL_MODELS
 from audit_core.receipts.controls import cube_controls
 from audit_core.runs.gate import DEFAULT_GATE_YAML, DEPLOYMENT_SCOPES, compare_gate
 from audit_core.safe_text import load_yaml
+from components.counts import count_input
 from components.feedback import guarded
 from components.figures.receipts import baseline_figure, cube_view, reason_debt_figure
 from components.state import registry
@@ -223,8 +224,7 @@ def _baseline(n_cases: int, seed: int):
 def benchmark_section() -> None:
     """Generate the balanced benchmark (balance, difficulty mix), then train and score the baselines."""
     c1, c2, c3 = st.columns(3)
-    c1.number_input("Cases", min_value=40, max_value=Limits.from_env().bound("benchmark_cases"), value=2000, step=500,
-                    key="rc_bench_n")
+    count_input(c1, "Cases", count="benchmark_cases", key="rc_bench_n", min_value=40, value=2000, step=500)
     c2.number_input("Seed", min_value=0, max_value=2**31 - 1, value=0, key="rc_bench_seed")
     if c3.button("Generate benchmark", key="act_rc_generate"):
         with guarded("generating the benchmark"):

@@ -12,9 +12,9 @@ import pandas as pd
 import streamlit as st
 
 from audit_core.data.dataset import build_dataset
-from audit_core.limits import Limits
 from audit_core.models.zoo import ZOO
 from audit_core.transport import DEFAULT_TOLERANCES, MAPPINGS, TransportConfig, run_transport
+from components.counts import count_input
 from components.feedback import guarded
 from components.state import registry
 
@@ -91,9 +91,8 @@ def setup_form() -> dict:
                  ("tr_rates", [0.5, 0.7, 0.8, 0.9, 0.95]), ("tr_stresses", ["target_definition", "degradation"]),
                  ("tr_m", 3), ("tr_sets", 10), ("tr_cap", 5000)):
         _default(k, v)
-    lim = Limits.from_env()
     c1, c2, c3, c4 = st.columns(4)
-    c1.number_input("Refits R", min_value=1, max_value=lim.bound("refits"), step=1, key="tr_refits")
+    count_input(c1, "Refits R", count="refits", key="tr_refits", min_value=1, step=1)
     c2.number_input("Seed", min_value=0, step=1, key="tr_seed")
     c3.multiselect("Models", list(ZOO), key="tr_models")
     c4.multiselect("Probability mappings", list(MAPPINGS), key="tr_mappings")
@@ -101,15 +100,15 @@ def setup_form() -> dict:
                "stratified by target and subgroups, grouped by the declared group column.")
     st.subheader("4–5 · Evaluation and transported rules")
     d1, d2, d3 = st.columns(3)
-    d1.number_input("Bootstrap resamples", min_value=10, max_value=lim.bound("bootstrap"), step=10, key="tr_bootstrap")
+    count_input(d1, "Bootstrap resamples", count="bootstrap", key="tr_bootstrap", min_value=10, step=10)
     d2.multiselect("Conformal α", [0.01, 0.05, 0.1, 0.2, 0.3], key="tr_alphas")
     d3.multiselect("Selection rates s", [0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 1.0], key="tr_rates")
     st.subheader("6–7 · Stresses and heterogeneity")
     e1, e2, e3, e4 = st.columns(4)
     e1.multiselect("Stresses", ["target_definition", "degradation"], key="tr_stresses")
-    e2.number_input("Feature budget m", min_value=1, max_value=lim.bound("depth"), step=1, key="tr_m")
-    e3.number_input("Random sets J per refit", min_value=2, max_value=lim.bound("random_sets"), step=1, key="tr_sets")
-    e4.number_input("Row cap per test set (stress)", min_value=200, max_value=lim.bound("rows"), step=500, key="tr_cap")
+    count_input(e2, "Feature budget m", count="depth", key="tr_m", min_value=1, step=1)
+    count_input(e3, "Random sets J per refit", count="random_sets", key="tr_sets", min_value=2, step=1)
+    count_input(e4, "Row cap per test set (stress)", count="rows", key="tr_cap", min_value=200, step=500)
     ss = st.session_state
     return dict(n_refits=int(ss["tr_refits"]), seed=int(ss["tr_seed"]), models=tuple(ss["tr_models"]),
                 mappings=tuple(ss["tr_mappings"]), n_bootstrap=int(ss["tr_bootstrap"]),

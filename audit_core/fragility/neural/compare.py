@@ -115,12 +115,12 @@ def compare_fr_resmlp(
     -------
     NeuralComparison
     """
+    Limits.from_env().check_fields("FRResMLP", {**DEFAULTS, **(params or {})}, where="FR-ResMLP")
     import_torch()
     cfg = config if config is not None else FragilityConfig(seed=seed)
     report = progress or (lambda f, m: None)
     shared = dict(DEFAULTS)
     shared.update(params or {})
-    Limits.from_env().check_fields("FRResMLP", shared, where="FR-ResMLP")
     shared["seed"] = int(seed)
     ds = ws.dataset
     y_all = np.asarray(ds.primary.y)
