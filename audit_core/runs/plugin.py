@@ -135,6 +135,10 @@ class AuditRunner:
         Runs the audit. Stochastic steps take their seeds from ``options``.
     needs_workspace : bool
         Whether ``context.workspace()`` is used (a model is trained first).
+    model_spec : callable(options, config) -> dict, optional
+        The run's model description for the registry, for an audit that fits
+        models of its own (e.g. Transport, which may hold several); by
+        default the workspace model's spec.
     """
 
     kind: str
@@ -142,6 +146,7 @@ class AuditRunner:
     validate_config: Callable[..., dict]
     run: Callable[..., AuditResult]
     needs_workspace: bool = True
+    model_spec: Callable[..., dict] | None = None
 
 
 #: kind -> runner. Populated by :func:`register_audit`.
