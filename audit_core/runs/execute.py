@@ -123,7 +123,8 @@ def run_config(
             dataset_name=data.dataset.config.name,
             dataset_fingerprint=data.dataset.fingerprint,
             grouping_hash=ws.grouping.hash if ws is not None else None,
-            model_spec=dict(ws.model.spec) if ws is not None else {},
+            model_spec=(runner.model_spec(options, config) if runner.model_spec is not None
+                        else dict(ws.model.spec) if ws is not None else {}),
             config={**config.to_dict(), "audit": dict(entry)},
             manifest=base_manifest,
         )

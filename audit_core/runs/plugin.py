@@ -144,6 +144,10 @@ class AuditRunner:
         The columns each stored table must have when present (those the Runs
         page, the report and the release gate read). An imported bundle of
         this kind is checked against it (:func:`audit_core.runs.bundle.check_run_tables`).
+    model_spec : callable(options, config) -> dict, optional
+        The run's model description for the registry, for an audit that fits
+        models of its own (e.g. Transport, which may hold several); by
+        default the workspace model's spec.
     """
 
     kind: str
@@ -153,6 +157,7 @@ class AuditRunner:
     needs_workspace: bool = True
     check_data: Callable[..., None] | None = None
     tables: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    model_spec: Callable[..., dict] | None = None
 
 
 #: kind -> runner. Populated by :func:`register_audit`.

@@ -7,7 +7,7 @@ Public surface::
 See :mod:`audit_core.transport.protocol` for the staged runner.
 """
 from .columns import RESULT_COLUMNS
-from .config import TransportConfig
+from .config import TransportConfig, model_options
 from .conformal import calibrate, conformal_quantile, prediction_sets, set_report
 from .mappings import MAPPINGS, ProbabilityMapping, fit_mapping
 from .protocol import STAGES, TransportAudit, run_transport
@@ -19,6 +19,7 @@ from .verdicts import DEFAULT_TOLERANCES, VERDICTS, classify_change
 
 __all__ = [
     "TransportConfig",
+    "model_options",
     "TransportAudit",
     "TransportResult",
     "run_transport",

@@ -13,12 +13,13 @@ from audit_core.data.targets import target_from_dict
 from audit_core.errors import fail
 from audit_core.limits import Limits
 from audit_core.models.manifest import library_versions
-from audit_core.models.zoo import ZOO
+from audit_core.models.training import Workspace
+from audit_core.models.zoo import ZOO, FittedModel
 
 from .mappings import MAPPINGS
 from .verdicts import DEFAULT_TOLERANCES, check_tolerances
 
-__all__ = ["TransportConfig", "versions"]
+__all__ = ["TransportConfig", "model_options", "versions"]
 
 
 def _bad(name: str, problem: str):
@@ -70,7 +71,19 @@ class TransportConfig:
         ``δ_m`` per metric name (:data:`~audit_core.transport.verdicts.DEFAULT_TOLERANCES`).
     n_refits : int, default 10
     models : tuple of str
-        Zoo kinds; the first is the primary model.
+        Zoo kinds refitted on each refit's train partition; the first is the
+        primary model. With ``fixed_model`` it is ``(fixed_model,)``.
+    model_params : mapping of str to mapping
+        Zoo kind -> parameter overrides (:class:`~audit_core.models.zoo.ModelSpec`
+        ``params``), e.g. the settings trained on Data & groups.
+    fixed_model : str, optional
+        Audit one given model *as it is*: the label of the fitted model passed
+        to :class:`~audit_core.transport.protocol.TransportAudit` (``model=``).
+        It is never refitted and its own preprocessing is used; the source
+        partitions fit only the probability mappings (calibration), the
+        thresholds and conformal quantiles (selection) and the stress
+        quantities (train: mutual-information ranking, corruption
+        distribution, oracle donors).
     mappings : tuple of str
         Subset of ``("raw", "platt", "isotonic")``.
     alphas, selection_rates, hcep_thresholds : tuple of float
@@ -118,6 +131,8 @@ class TransportConfig:
     tolerances: Mapping[str, float] = field(default_factory=lambda: dict(DEFAULT_TOLERANCES))
     n_refits: int = 10
     models: tuple = ("logistic_regression",)
+    model_params: Mapping[str, Mapping] = field(default_factory=dict)
+    fixed_model: str | None = None
     mappings: tuple = MAPPINGS
     alphas: tuple = (0.05, 0.10, 0.20)
     selection_rates: tuple = (0.5, 0.7, 0.8, 0.9, 0.95)
@@ -168,11 +183,24 @@ class TransportConfig:
             v = getattr(self, name)
             if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or not low <= v <= high:
                 raise _bad(name, f"must be a whole number from {low:,} to {high:,}, got {v!r}")
+        if self.fixed_model is not None:
+            if not isinstance(self.fixed_model, str) or not self.fixed_model.strip():
+                raise _bad("fixed_model", f"must be the label of the given model, got {self.fixed_model!r}")
+            if self.models not in ((self.fixed_model,), ("logistic_regression",)):
+                raise _bad("models", f"a run that audits the fixed model {self.fixed_model!r} as it is holds "
+                                     f"that model only, got {list(self.models)!r}")
+            object.__setattr__(self, "models", (self.fixed_model,))
         for k in self.models:
-            if not isinstance(k, str) or k not in ZOO:
+            if k != self.fixed_model and (not isinstance(k, str) or k not in ZOO):
                 raise _bad("models", f"{k!r} is not in the zoo ({', '.join(ZOO)})")
         if not self.models:
             raise _bad("models", "choose at least one model")
+        if len(set(self.models)) != len(self.models):
+            raise _bad("models", f"each model once, got {list(self.models)!r}")
+        if not isinstance(self.model_params, Mapping) or not all(
+                k in ZOO and isinstance(v, Mapping) for k, v in self.model_params.items()):
+            raise _bad("model_params", "must map zoo kinds to parameter mappings")
+        object.__setattr__(self, "model_params", {str(k): dict(v) for k, v in self.model_params.items()})
         for m in self.mappings:
             if not isinstance(m, str) or m not in MAPPINGS:
                 raise _bad("mappings", f"{m!r} is not one of {', '.join(MAPPINGS)}")
@@ -199,6 +227,11 @@ class TransportConfig:
         return str(self.targets[0]["name"])
 
     @property
+    def refits_model(self) -> bool:
+        """False when the run audits a given model as it is (``fixed_model``)."""
+        return self.fixed_model is None
+
+    @property
     def features(self) -> tuple:
         return self.numeric + self.categorical
 
@@ -209,7 +242,7 @@ class TransportConfig:
             if isinstance(v, tuple):
                 v = [dict(x) if isinstance(x, Mapping) else _plain(x) for x in v]
             elif isinstance(v, Mapping):
-                v = dict(v)
+                v = {k: dict(x) if isinstance(x, Mapping) else x for k, x in v.items()}
             out[f.name] = _plain(v)
         return out
 
@@ -241,6 +274,28 @@ class TransportConfig:
         )
         base.update(options)
         return cls(**base)
+
+
+def model_options(workspace: Workspace, *, as_is: bool | None = None) -> tuple[dict[str, Any], FittedModel | None]:
+    """How to audit the model of a Data & groups workspace: ``(config options, fixed model or None)``.
+
+    A zoo model trained on Data & groups is refitted with its kind and
+    settings (``models``, ``model_params``) on each refit's train partition.
+    An imported model is audited *as it is* (``fixed_model``; returned as the
+    fixed model). ``as_is`` overrides the choice; an imported model cannot be
+    refitted (its kind is not in the zoo), so ``as_is=False`` falls back to
+    logistic regression with default settings.
+    """
+    spec = dict(workspace.model.spec)
+    kind = spec.get("kind")
+    trained = kind in ZOO
+    if as_is if as_is is not None else not trained:
+        label = f"imported:{spec['source']}" if spec.get("source") else f"{kind} (as trained)"
+        return {"fixed_model": label}, workspace.model
+    if not trained:
+        return {"models": ("logistic_regression",), "model_params": {}}, None
+    params = dict(spec.get("params") or {})
+    return {"models": (kind,), "model_params": {kind: params} if params else {}}, None
 
 
 def _plain(v: Any) -> Any:

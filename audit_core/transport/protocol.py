@@ -25,6 +25,7 @@ checks.
 """
 from __future__ import annotations
 
+import json
 from dataclasses import replace
 from typing import Callable, Mapping
 
@@ -36,7 +37,7 @@ from audit_core.data.eligibility import EligibilityFilter
 from audit_core.data.preprocess import category_text
 from audit_core.data.targets import apply_targets
 from audit_core.errors import fail, register_messages
-from audit_core.models.zoo import ModelSpec, train_model
+from audit_core.models.zoo import FittedModel, ModelSpec, train_model
 
 from . import stress as st
 from .bootstrap import percentile_interval, stratified_counts
@@ -103,6 +104,19 @@ register_messages(
             "Refused: {what} would be fitted on target-domain records. The target domain is used for evaluation only."
         ),
         "TRANSPORT_CANCELLED": "The transport run was cancelled at step {stage!r}; nothing was saved.",
+        "TRANSPORT_FIXED_MODEL_MISSING": (
+            "The declaration audits the model {label!r} as it is, but no fitted model was given "
+            "(TransportAudit(config, model=...))."
+        ),
+        "TRANSPORT_FIXED_MODEL_UNUSED": (
+            "A fitted model was given, but the declaration refits zoo models: set fixed_model to audit it as it is."
+        ),
+        "TRANSPORT_FIXED_MODEL_NOT_BINARY": "Transport is binary-only: the model {label!r} predicts {k} classes.",
+        "TRANSPORT_MODEL_CANNOT_SCORE": (
+            "The model {label!r} cannot score the {what}: {detail}. An imported model brings its own "
+            "preprocessing; if it has no imputer it cannot score records with missing values (the evidence-"
+            "degradation stress sets values missing): turn that stress off or import a pipeline that imputes."
+        ),
         "TRANSPORT_SMALL_PARTITION": (
             "Refit {refit}: the {partition} partition has {count} record(s) of class {cls}; "
             "every partition needs both classes. Use a larger source or fewer strata."
@@ -117,6 +131,10 @@ class TransportAudit:
     Parameters
     ----------
     config : TransportConfig
+    model : FittedModel, optional
+        The model to audit as it is, required exactly when
+        ``config.fixed_model`` is set. Its probability column 1 must be the
+        positive class of the primary target definition.
     progress : callable(fraction, message), optional
     should_cancel : callable() -> bool, optional
         Polled between units of work; a true value stops the run with the
@@ -137,9 +155,16 @@ class TransportAudit:
     """
 
     def __init__(self, config: TransportConfig, *, progress: Callable[[float, str], None] | None = None,
-                 should_cancel: Callable[[], bool] | None = None) -> None:
+                 should_cancel: Callable[[], bool] | None = None, model: FittedModel | None = None) -> None:
         if not isinstance(config, TransportConfig):
             raise _bad("config", "expected a TransportConfig")
+        if config.fixed_model is not None and model is None:
+            raise fail("TRANSPORT_FIXED_MODEL_MISSING", label=config.fixed_model)
+        if config.fixed_model is None and model is not None:
+            raise fail("TRANSPORT_FIXED_MODEL_UNUSED")
+        if model is not None and model.n_classes != 2:
+            raise fail("TRANSPORT_FIXED_MODEL_NOT_BINARY", label=config.fixed_model, k=model.n_classes)
+        self._model = model
         self._config = config
         self._done: list[str] = []
         self._progress = progress or (lambda f, m: None)
@@ -239,6 +264,9 @@ class TransportAudit:
             for col in cols:
                 if col not in frame.columns:
                     raise fail("TRANSPORT_UNKNOWN_COLUMN", what="declared", column=col, which=which)
+            for col in (self._model.input_columns if self._model is not None else ()):
+                if col not in frame.columns:
+                    raise fail("TRANSPORT_UNKNOWN_COLUMN", what="model input", column=col, which=which)
             if c.eligibility:
                 frame = frame.loc[EligibilityFilter(expression=c.eligibility).mask(frame)]
             frame = frame.reset_index(drop=True)
@@ -290,6 +318,7 @@ class TransportAudit:
             "seeds": {"split": self._split_seeds, "model": self._split_seeds, "bootstrap": int(c.seed) + 7919,
                       "stress": [s + 17 for s in self._split_seeds]},
             "bootstrap": "exact record bootstrap" if c.exact_bootstrap else "binned-cell record bootstrap",
+            "model": self._model_manifest(),
             "inputs_sha256": self._hashes,
             "versions": versions(),
             "n_source": int(len(self._src)),
@@ -300,6 +329,22 @@ class TransportAudit:
         self._done.append("split")
         return self
 
+    def _model_manifest(self) -> dict:
+        """What was fitted on which source partition, and whether the model was refit."""
+        c = self._config
+        fitted = {"calibration": "probability mappings (" + ", ".join(c.mappings) + ")",
+                  "selection": "selection thresholds and conformal quantiles",
+                  "train": "stress quantities: mutual-information ranking, corruption distribution, oracle donors"}
+        if self._model is not None:
+            return {"refit": False, "label": c.fixed_model, "spec": json.loads(json.dumps(dict(self._model.spec), default=str)),
+                    "input_columns": list(self._model.input_columns), "fitted_on_source": fitted,
+                    "not_fitted": "the model and its own preprocessing (used as given)",
+                    "note": "The model was not refit. Its training records are unknown to the audit, so the ID "
+                            "test may hold records it was trained on."}
+        fitted["train"] = "preprocessing and the model, then " + fitted["train"]
+        return {"refit": True, "kinds": list(c.models), "params": {k: c.model_params.get(k, {}) for k in c.models},
+                "seeds": "seed * 1000 + refit", "fitted_on_source": fitted}
+
     # ------------------------------------------------------------ stage 3
     def _fit_pipeline(self, refit: int, model: str, target: str) -> dict:
         """Fit model + mappings for one refit and label definition (source only)."""
@@ -308,22 +353,43 @@ class TransportAudit:
         cal = self._source_rows(refit, "calibration")
         y = self._ysrc[target]
         wtr = self._wsrc[tr] if self._wsrc is not None else None
-        fm = train_model(self._src.iloc[tr], y[tr], spec=ModelSpec(kind=model, seed=self._split_seeds[refit]),
-                         numeric=c.numeric, categorical=c.categorical, missing_indicators=c.missing_indicators,
-                         sample_weight=wtr)
+        if self._model is not None:  # audited as it is: never refitted
+            fm = self._model
+        else:
+            spec = ModelSpec(kind=model, seed=self._split_seeds[refit], params=c.model_params.get(model, {}))
+            fm = train_model(self._src.iloc[tr], y[tr], spec=spec, numeric=c.numeric, categorical=c.categorical,
+                             missing_indicators=c.missing_indicators, sample_weight=wtr)
         # one predict_proba call over the three held-out partitions (row-wise,
         # so identical to three separate calls), then split by partition
         held = {part: self._source_rows(refit, part) for part in ("calibration", "selection", "id_test")}
         rows = np.concatenate(list(held.values()))
-        p_all = fm.predict_proba(self._src.iloc[rows])[:, 1]
+        p_all = self.predict(fm, self._src.iloc[rows], "source records")
         bounds = np.cumsum([0] + [len(v) for v in held.values()])
         raw = {part: p_all[bounds[i]:bounds[i + 1]] for i, part in enumerate(held)}
         if self._tgt is not None:
-            raw["ood"] = fm.predict_proba(self._tgt)[:, 1]
+            raw["ood"] = self.predict(fm, self._tgt, "target records")
         wcal = self._wsrc[cal] if self._wsrc is not None else None
         with _serial_blas():
             maps = {m: fit_mapping(m, raw["calibration"], y[cal], sample_weight=wcal) for m in c.mappings}
         return {"model": fm, "raw": raw, "maps": maps}
+
+    def predict(self, fm: FittedModel, frame: pd.DataFrame, what: str) -> np.ndarray:
+        """Positive-class probabilities of ``frame`` (n,); a fixed model that cannot score it is a declared error."""
+        if self._model is None:
+            return fm.predict_proba(frame)[:, 1]
+        try:
+            return np.asarray(fm.predict_proba(frame), dtype=float)[:, 1]
+        except (ValueError, TypeError, KeyError) as exc:
+            raise fail("TRANSPORT_MODEL_CANNOT_SCORE", label=self._config.fixed_model, what=what,
+                       detail=" ".join(str(exc).split())[:300]) from None
+
+    def stress_features(self) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        """``(numeric, categorical)`` features the stresses degrade: the declared ones the model reads."""
+        c = self._config
+        if self._model is None:
+            return c.numeric, c.categorical
+        reads = set(self._model.input_columns)
+        return tuple(f for f in c.numeric if f in reads), tuple(f for f in c.categorical if f in reads)
 
     def fit(self) -> "TransportAudit":
         """Fit preprocessing + model on train, mappings on calibration, rules on selection."""
@@ -533,6 +599,6 @@ class TransportAudit:
 
 
 def run_transport(source: pd.DataFrame, target: pd.DataFrame | None = None, *, config: TransportConfig,
-                  progress=None, should_cancel=None) -> TransportResult:
-    """Run the whole protocol; see :class:`TransportAudit`."""
-    return TransportAudit(config, progress=progress, should_cancel=should_cancel).run(source, target)
+                  progress=None, should_cancel=None, model: FittedModel | None = None) -> TransportResult:
+    """Run the whole protocol; see :class:`TransportAudit` (``model``: the fixed model, if any)."""
+    return TransportAudit(config, progress=progress, should_cancel=should_cancel, model=model).run(source, target)

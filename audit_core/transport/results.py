@@ -26,7 +26,7 @@ from audit_core.metrics import calibration_bins
 from .columns import RESULT_COLUMNS
 from .selective import risk_selection_curve
 
-__all__ = ["TransportResult", "paired_changes", "refit_summary", "conformal_tally", "model_family_sensitivity"]
+__all__ = ["TransportResult", "model_spec", "paired_changes", "refit_summary", "conformal_tally", "model_family_sensitivity"]
 
 _KEYS = ["analysis", "condition", "target_definition", "model", "mapping", "refit", "metric", "weighting", "alpha",
          "selection_rate"]
@@ -174,11 +174,30 @@ class TransportResult:
             dataset_name=dataset_name,
             dataset_fingerprint=fp,
             grouping_hash=None,
-            model_spec={"kind": cfg["models"][0], "models": cfg["models"], "mappings": cfg["mappings"]},
+            model_spec=model_spec(self.manifest),
             config=json.loads(json.dumps(cfg, default=str)),
             tables=tables,
             manifest=json.loads(json.dumps(manifest, default=str)),
         )
+
+
+def model_spec(manifest: Mapping[str, Any]) -> dict[str, Any]:
+    """The registry's model description of a transport run: labelled by every model it holds.
+
+    ``kind`` (the registry's model label) is ``" + "``-joined over the
+    models, e.g. ``"logistic_regression + lightgbm"``; ``primary`` is the
+    first; ``refit`` says whether the models were refitted (False: one given
+    model audited as it is).
+    """
+    cfg = manifest.get("config", {})
+    models = [str(m) for m in cfg.get("models", [])]
+    info = manifest.get("model", {})
+    out = {"kind": " + ".join(models), "models": models, "primary": models[0] if models else None,
+           "mappings": list(cfg.get("mappings", [])), "refit": bool(info.get("refit", True)),
+           "params": dict(cfg.get("model_params", {}))}
+    if info.get("refit") is False:
+        out["fixed_model_spec"] = info.get("spec", {})
+    return json.loads(json.dumps(out, default=str))
 
 
 def _finalise(table: pd.DataFrame) -> pd.DataFrame:

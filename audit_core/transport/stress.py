@@ -48,6 +48,7 @@ import pandas as pd
 from scipy.optimize import brentq
 
 from audit_core.data.preprocess import category_text
+from audit_core.errors import fail
 from audit_core.metrics import EPS_LOGIT, METRICS, metric_values
 
 from . import conformal as cf
@@ -305,7 +306,11 @@ def target_definition_stress(audit) -> None:
 def degradation_stress(audit) -> None:
     """Equal-budget evidence degradation on ID test and OOD (capped rows)."""
     c = audit.config
-    feats = list(c.features)
+    numeric, categorical = audit.stress_features()
+    feats = list(numeric + categorical)
+    if not feats:
+        raise fail("TRANSPORT_BAD_OPTION", name="stresses",
+                   problem="the evidence-degradation stress needs a declared feature that the model reads")
     m = min(c.degradation_m, len(feats))
     U = c.primary_target
     pct_rows = []
@@ -314,7 +319,7 @@ def degradation_stress(audit) -> None:
         rng = np.random.default_rng([c.seed, r, 17])
         tr = audit._source_rows(r, "train")
         train, ytr = audit._src.iloc[tr], audit._ysrc[U][tr]
-        ranking = mutual_information_ranking(train, ytr, c.numeric, c.categorical, max_rows=c.mi_max_rows,
+        ranking = mutual_information_ranking(train, ytr, numeric, categorical, max_rows=c.mi_max_rows,
                                              seed=audit._split_seeds[r])
         targeted = ranking[:m]
         sets = [list(rng.choice(feats, m, replace=False)) for _ in range(c.n_random_sets)]
@@ -332,7 +337,7 @@ def degradation_stress(audit) -> None:
                 keep = np.sort(rng.choice(len(X), c.stress_max_rows, replace=False))
                 X, y, w = X.iloc[keep], y[keep], (w[keep] if w is not None else None)
             conds = {"mcar": mcar_fixed_count(X, feats, m, rng), "targeted": delete_features(X, targeted),
-                     "corruption": corrupt(X, train, c.numeric, c.categorical, rate=c.corruption_rate,
+                     "corruption": corrupt(X, train, numeric, categorical, rate=c.corruption_rate,
                                            sd=c.corruption_sd, rng=rng),
                      "oracle": oracle_replace(X, y, train, ytr, targeted, rate=c.oracle_rate, rng=rng)}
             for j, s in enumerate(sets):
@@ -341,7 +346,8 @@ def degradation_stress(audit) -> None:
                 conds["clean_subsample"] = X
             for mk in c.models:
                 fm = audit._pipes[(r, mk)]["model"]
-                raws = {k: fm.predict_proba(v)[:, 1] for k, v in conds.items()}
+                raws = {k: audit.predict(fm, v, f"{dom} records under the {k.split(':')[0]} stress")
+                        for k, v in conds.items()}
                 for mp in c.mappings:
                     f = audit._pipes[(r, mk)]["maps"][mp]
                     rules = audit._rules[(r, mk, mp)]

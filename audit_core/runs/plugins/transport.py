@@ -21,7 +21,12 @@ strata come from the config's dataset declaration)::
 
 Tables: ``results`` (the long-form table), ``verdicts``, ``summary`` and the
 figure tables (``reliability``, ``curves``), as the Transport page saves them.
-The audit fits its own pipelines (``needs_workspace=False``).
+The audit fits its own pipelines (``needs_workspace=False``): without
+``models`` it refits the config's ``model`` (its kind and ``params``) on each
+refit's train partition, so it audits the model the config trains; with
+``models`` it refits those kinds (the config's ``params`` apply to its own
+kind). The registry labels the run by every model it holds
+(``"logistic_regression + lightgbm"``).
 """
 from __future__ import annotations
 
@@ -29,13 +34,15 @@ from typing import Any
 
 from audit_core.limits import Limits
 from audit_core.transport.config import TransportConfig
+from audit_core.transport.mappings import MAPPINGS
 from audit_core.transport.protocol import run_transport
+from audit_core.transport.results import model_spec as transport_model_spec
 
-from ..config import check_keys, expect_type
+from ..config import AuditConfig, check_keys, expect_type
 from ..context import AuditContext
 from ..plugin import AuditResult, AuditRunner, Progress, register_audit
 
-__all__ = ["TRANSPORT_AUDIT", "validate_config", "run"]
+__all__ = ["TRANSPORT_AUDIT", "validate_config", "run", "model_spec"]
 
 _INTS = ("n_refits", "n_bootstrap", "degradation_m", "n_random_sets", "stress_max_rows", "seed")
 _LISTS = ("models", "mappings", "alphas", "selection_rates", "stresses", "subgroup_columns")
@@ -59,10 +66,26 @@ def validate_config(options: dict, *, where: str) -> dict:
     return out
 
 
+def _models(options: dict, config: AuditConfig) -> dict:
+    """``models`` and ``model_params``: the config's model unless the entry names models."""
+    kind, params = config.model["kind"], dict(config.model.get("params") or {})
+    models = tuple(options.get("models") or (kind,))
+    return {"models": models, "model_params": {kind: params} if params and kind in models else {}}
+
+
+def model_spec(options: dict, config: AuditConfig) -> dict:
+    """The registry's model description of the run (every model it refits)."""
+    m = _models(options, config)
+    return transport_model_spec({"config": {"models": list(m["models"]), "model_params": m["model_params"],
+                                            "mappings": list(options.get("mappings") or MAPPINGS)},
+                                 "model": {"refit": True}})
+
+
 def run(options: dict, *, context: AuditContext, progress: Progress) -> AuditResult:
     """Run the protocol on the config's dataset; the domain declaration must be present."""
     ds = context.data.dataset
-    cfg = TransportConfig.from_dataset(ds, **{k: tuple(v) if isinstance(v, list) else v for k, v in options.items()})
+    opts = {k: tuple(v) if isinstance(v, list) else v for k, v in options.items()}
+    cfg = TransportConfig.from_dataset(ds, **{**opts, **_models(options, context.config)})
     res = run_transport(ds.frame, config=cfg, progress=lambda f, m: progress(int(1000 * f), 1000, m))
     tables = {"results": res.table, "verdicts": res.verdicts, "summary": res.summary}
     tables.update({k: v for k, v in res.extras.items() if k in ("reliability", "curves", "conformal_tally", "model_family")})
@@ -80,5 +103,6 @@ TRANSPORT_AUDIT = register_audit(
                 tables={"results": ("analysis", "condition", "domain", "model", "mapping", "metric", "value"),
                         "verdicts": ("metric", "verdict"),
                         "reliability": ("domain", "model", "mapping", "mean_p", "frac_pos"),
-                        "curves": ("coverage", "risk", "domain", "model", "mapping")})
+                        "curves": ("coverage", "risk", "domain", "model", "mapping")},
+                model_spec=model_spec)
 )
