@@ -1,11 +1,14 @@
-"""Real browser: what a user types is never overwritten by a rerun that started before the edit.
+"""Real browser: a rerun that started before the user's edit never undoes it (issue 10, item 7).
 
-The server's messages are held back with Playwright's WebSocket routing, so the
-race seen under load (issue 10, item 7) happens every time: the user commits one
-field (a rerun starts), types into another field before that rerun's messages
-arrive, and only then do they arrive. A rerun that pushes widget values back to
-the browser (``set_value``) resets the field being typed in, and pressing Enter
-then commits the old value; the saved run's config says 10 where the user typed 2.
+The race seen under load: the user commits "Random sets J per refit" = 2 while
+an earlier rerun A (started by the previous field, J = 10 in its widget
+states) is still on its way. When A's messages arrive after the commit and A
+pushed widget values back to the browser (``set_value``; the old
+``keep_widget_state`` re-assigned every page widget on every run), the
+browser's widget manager takes J = 10 again (``useBasicWidgetState`` applies a
+pushed value whenever it arrives), so the next interaction sends J = 10 and the
+saved run says 10. Playwright's WebSocket routing holds the server's messages
+to make that order happen every time. Before the fix the field ends at 10.
 """
 from __future__ import annotations
 
@@ -38,11 +41,17 @@ class _HeldSocket:
         else:
             self.client.send(message)
 
-    def release(self) -> None:
-        self.holding = False
-        held, self.held = self.held, []
-        for m in held:
+    def release(self, n: int | None = None, *, keep_holding: bool = False) -> None:
+        """Deliver the first ``n`` held messages (all by default), in order; stop holding unless told."""
+        n = len(self.held) if n is None else n
+        now, self.held = self.held[:n], self.held[n:]
+        for m in now:
             self.client.send(m)
+        while not keep_holding and self.held:
+            now, self.held = self.held, []
+            for m in now:
+                self.client.send(m)
+        self.holding = keep_holding
 
 
 def _settle(page) -> None:
@@ -50,7 +59,8 @@ def _settle(page) -> None:
     page.locator('[data-testid="stStatusWidget"]').wait_for(state="hidden", timeout=120_000)
 
 
-def test_typing_during_a_rerun_is_kept(tmp_path: Path) -> None:
+def test_a_late_rerun_does_not_undo_a_committed_edit(tmp_path: Path) -> None:
+    """Rerun A starts before the user commits J = 2 and its messages arrive after; the next edit must send J = 2."""
     chromium_path()
     sock = _HeldSocket()
     with serve_app(tmp_path / "registry.sqlite3") as url, browser_page() as page:
@@ -58,21 +68,25 @@ def test_typing_during_a_rerun_is_kept(tmp_path: Path) -> None:
         page.goto(url + "/transport", wait_until="domcontentloaded")
         refits = page.get_by_role("spinbutton", name="Refits R", exact=True)
         sets = page.get_by_role("spinbutton", name="Random sets J per refit", exact=True)
+        cap = page.get_by_role("spinbutton", name="Row cap per test set (stress)", exact=True)
         sets.wait_for(timeout=120_000)
         _settle(page)
-        # 1. commit "Refits R": a rerun starts; its messages are held (a busy server, a slow network)
         sock.holding = True
         refits.fill("2")
-        refits.press("Enter")
-        page.wait_for_timeout(1500)  # the rerun runs on the server; its deltas wait in `held`
-        # 2. the user types into another field before that rerun's messages arrive
+        refits.press("Enter")  # rerun A (J = 10 in its widget states) runs; its messages are held
+        page.wait_for_timeout(2000)
+        n_a = len(sock.held)
+        assert n_a > 0, "rerun A sent nothing"
         sets.fill("2")
-        # 3. the rerun's messages arrive, then the user presses Enter
+        sets.press("Enter")  # the user commits J = 2 (rerun B); B's messages are held too
+        page.wait_for_timeout(2000)
+        sock.release(n_a, keep_holding=True)  # A's messages arrive late, after the commit
+        page.wait_for_timeout(1000)
+        cap.fill("400")
+        cap.press("Enter")  # the next edit (rerun C) carries the browser's value of J
+        page.wait_for_timeout(2000)
         sock.release()
-        page.wait_for_timeout(1500)
-        assert sets.input_value() == "2", "the rerun overwrote what the user was typing"
-        sets.press("Enter")
         _settle(page)
-        page.wait_for_timeout(500)
-        assert sets.input_value() == "2"
-        assert refits.input_value() == "2"
+        page.wait_for_timeout(1000)
+        assert sets.input_value() == "2", "a rerun that started before the edit undid it"
+        assert refits.input_value() == "2" and cap.input_value() == "400"

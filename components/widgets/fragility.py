@@ -87,9 +87,9 @@ def follow_and_adopt(job: jobs.Job | None) -> None:
         st.session_state[COMPARE_KEY] = None
 
 
-def _headline(audit: FragilityAudit) -> None:
+def _headline(audit: FragilityAudit, *, stale: bool = False) -> None:
     s = audit.summary
-    run_id = AUDIT_SLOT.run_id if AUDIT_SLOT.value is audit else None
+    run_id = AUDIT_SLOT.run_id if AUDIT_SLOT.value is audit and not stale else None
     st.success(
         f"Certified {len(s)} cases · mean k* {s['k_star'].mean():.2f} · mean FDS {s['fds'].mean():.3f}"
         + (f" · saved as run {run_id}" if run_id else ""),
@@ -221,7 +221,7 @@ def show_audit(ws: Workspace, audit: FragilityAudit) -> None:
     stale = bool(changed)
     if stale:
         stale_notice(AUDIT_SLOT.what, AUDIT_SLOT.provenance.describe(changed))
-    _headline(audit)
+    _headline(audit, stale=stale)
     st.plotly_chart(ff.distributions_figure(audit.summary), key="view_fr_distributions")
     if not audit.complete:
         st.warning("The run was stopped early: only the certificates computed so far are shown.")
