@@ -90,3 +90,44 @@ def test_a_late_rerun_does_not_undo_a_committed_edit(tmp_path: Path) -> None:
         page.wait_for_timeout(1000)
         assert sets.input_value() == "2", "a rerun that started before the edit undid it"
         assert refits.input_value() == "2" and cap.input_value() == "400"
+
+
+def _fill(page, label: str, value) -> None:
+    box = page.get_by_role("spinbutton", name=label, exact=True)
+    box.fill(str(value))
+    box.press("Enter")
+    _settle(page)
+
+
+def test_a_transport_run_goes_on_while_the_user_visits_another_page(tmp_path: Path) -> None:
+    """Issue 10, item 6: leaving the page during a run used to drop it silently."""
+    import os
+    import re
+
+    from audit_core.runs.registry import RunRegistry
+
+    chromium_path()
+    registry_path = tmp_path / "registry.sqlite3"
+    with serve_app(registry_path) as url, browser_page(width=1600, height=1100) as page:
+        page.goto(url + "/transport", wait_until="domcontentloaded")
+        page.get_by_role("button", name="Lock tolerances").click(timeout=120_000)
+        page.get_by_text("Tolerances locked", exact=False).first.wait_for(timeout=120_000)
+        for label, value in (("Refits R", 3), ("Bootstrap resamples", 50), ("Random sets J per refit", 3)):
+            _fill(page, label, value)
+        page.get_by_role("button", name="Run transport audit").click()
+        page.locator('[data-testid="stProgress"]').first.wait_for(timeout=120_000)  # the run is under way
+        page.locator('[data-testid="stSidebar"]').get_by_role("link", name="Home").click()
+        page.get_by_text("which confident predictions collapse", exact=False).wait_for(timeout=120_000)
+        sidebar_said = page.get_by_text(re.compile(r"Transport audit running")).count()
+        page.locator('[data-testid="stSidebar"]').get_by_role("link", name="Transport", exact=True).click()
+        # back on the page: the run is followed again, or already finished and shown
+        shown = page.locator('[data-testid="stProgress"]').or_(page.get_by_text("Saved to the registry as run"))
+        shown.first.wait_for(timeout=60_000)
+        page.get_by_text(re.compile(r"Saved to the registry as run \S+")).wait_for(timeout=600_000)
+        notice = page.get_by_text("kept running while you were away", exact=False)
+        notice.wait_for(timeout=30_000)
+        assert sidebar_said >= 1, "the sidebar of the other page did not say that the run goes on"
+        if os.environ.get("AUDIT_SCREENSHOT_DIR"):
+            page.screenshot(path=str(Path(os.environ["AUDIT_SCREENSHOT_DIR"]) / "run_continued_notice.png"))
+    runs = RunRegistry(registry_path).list_runs(audit_kind="transport")
+    assert list(runs["status"]) == ["done"]
