@@ -178,7 +178,7 @@ def follow_and_adopt(job: Job | None, slot: ResultSlot, *, stopped: str) -> bool
     if job.status == "failed" and job.error:
         st.error(md_escape(job.error), icon=":material/error:")
     elif job.status == "stopped":
-        st.warning(md_escape(job.error) if job.error else stopped, icon=":material/stop_circle:")
+        st.warning(md_escape(job.error or stopped), icon=":material/stop_circle:")
     return adopted
 
 

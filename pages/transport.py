@@ -1,7 +1,7 @@
 """Transport: do probabilities, abstention thresholds and conformal sets keep their meaning on the target domain?"""
 import streamlit as st
 
-from components.feedback import stale_notice
+from components.feedback import md_escape, stale_notice
 from components.figures import transport as tf
 from components.routing import require_router
 from components.state import PERSIST, Keys, current_provenance, get
@@ -44,7 +44,7 @@ mapping = c2.selectbox("Mapping", cfg["mappings"], index=cfg["mappings"].index("
 s_rate = c3.selectbox("Operating selection rate", cfg["selection_rates"],
                       index=min(2, len(cfg["selection_rates"]) - 1), key="tr_view_rate", persist_state=PERSIST)
 if tw.RESULT_SLOT.run_id and not changed:
-    st.success(f"Saved to the registry as run {tw.RESULT_SLOT.run_id}.", icon=":material/check_circle:")
+    st.success(f"Saved to the registry as run {md_escape(tw.RESULT_SLOT.run_id)}.", icon=":material/check_circle:")
 
 tabs = st.tabs(["ID vs OOD", "Calibration", "Selective", "Conformal", "Stress", "Target definitions", "Heterogeneity",
                 "Downloads"])

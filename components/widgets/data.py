@@ -423,6 +423,6 @@ def workspace_section(groups: dict[str, str]) -> Workspace | None:
         hide_index=True,
         key="view_metrics",
     )
-    st.markdown(f"**Raw-origin table** · grouping hash `{ws.grouping.hash[:12]}` · baseline `{ws.baseline_kind}`")
+    st.markdown(f"**Raw-origin table** · grouping hash {code(ws.grouping.hash[:12])} · baseline {code(ws.baseline_kind)}")
     st.dataframe(ws.grouping.to_frame(), hide_index=True, height=300, key="view_origin_table")
     return ws

@@ -30,7 +30,7 @@ from audit_core.models.zoo import ZOO
 from audit_core.runs.compare import runs_overview
 from audit_core.runs.save import save_fragility_run
 from components import jobs
-from components.feedback import guarded, md_escape, progress_bar, stale_notice
+from components.feedback import code, guarded, md_escape, progress_bar, stale_notice
 from components.figures import fragility as ff
 from components.state import PERSIST, Keys, ResultSlot, current_provenance, registry
 
@@ -92,7 +92,7 @@ def _headline(audit: FragilityAudit, *, stale: bool = False) -> None:
     run_id = AUDIT_SLOT.run_id if AUDIT_SLOT.value is audit and not stale else None
     st.success(
         f"Certified {len(s)} cases · mean k* {s['k_star'].mean():.2f} · mean FDS {s['fds'].mean():.3f}"
-        + (f" · saved as run {run_id}" if run_id else ""),
+        + (f" · saved as run {md_escape(run_id)}" if run_id else ""),
         icon=":material/verified:",
     )
     if AUDIT_SLOT.note:
@@ -156,7 +156,7 @@ def _case_inspector(ws: Workspace, audit: FragilityAudit, *, stale: bool = False
     i = int(np.flatnonzero(s["key"].astype(str).to_numpy() == key)[0])
     cert = audit.batch.certificate(i)
     st.markdown(f"#### Case trajectory · {md_escape(key)}")
-    st.caption(f"ŷ = {cert.y_hat}, p̂ = {cert.p_hat:.3f}, m0 = {cert.m0:.3f}, k* = {cert.k_star}, RCMA = {cert.rcma:.3f}, "
+    st.caption(f"ŷ = {cert.y_hat:d}, p̂ = {cert.p_hat:.3f}, m0 = {cert.m0:.3f}, k* = {cert.k_star:d}, RCMA = {cert.rcma:.3f}, "
                f"d = {cert.d:.2f}, FDS = {cert.fds:.3f}")
     c1, c2 = st.columns(2)
     c1.plotly_chart(ff.trajectory_figure(cert), key="view_fr_trajectory")
@@ -195,8 +195,8 @@ def _search_and_temperature(audit: FragilityAudit) -> None:
     if audit.temperature is not None:
         t = audit.temperature
         st.subheader("Brittleness-aware temperature")
-        st.caption(f"T(x) = T0·(1 + β·FDS): T0 = {t.t0:.3f}, β = {t.beta:.3f} (fitted on {t.n_val} cases; "
-                   f"evaluated on {t.n_test}; pseudo-logits)")
+        st.caption(f"T(x) = T0·(1 + β·FDS): T0 = {t.t0:.3f}, β = {t.beta:.3f} (fitted on {t.n_val:d} cases; "
+                   f"evaluated on {t.n_test:d}; pseudo-logits)")
         st.plotly_chart(ff.temperature_figure(t.table), key="view_fr_temperature")
         st.dataframe(t.table, hide_index=True, key="view_fr_temperature_table")
     if audit.baseline is not None:
@@ -244,7 +244,7 @@ def neural_section(ws: Workspace, options: AuditOptions) -> None:
         if not neural.torch_available():
             st.info(
                 "FR-ResMLP needs PyTorch, which is not installed. Enable it with "
-                f"`{neural.INSTALL_COMMAND}` (CPU build, torch==2.13.0) and restart the app; "
+                f"{code(neural.INSTALL_COMMAND)} (CPU build, torch==2.13.0) and restart the app; "
                 "`make test` installs it too.",
                 icon=":material/extension:",
             )
@@ -274,8 +274,8 @@ def neural_section(ws: Workspace, options: AuditOptions) -> None:
         if changed:
             stale_notice(NEURAL_SLOT.what, NEURAL_SLOT.provenance.describe(changed))
         table = result.to_frame()
-        st.markdown(f"**FR-ResMLP vs the same network at α = γ = 0** · {result.n_train} training rows · "
-                    f"AUROC on {result.n_heldout} held-out rows · certificates on {result.n_cases} held-out cases")
+        st.markdown(f"**FR-ResMLP vs the same network at α = γ = 0** · {result.n_train:,} training rows · "
+                    f"AUROC on {result.n_heldout:,} held-out rows · certificates on {result.n_cases:,} held-out cases")
         st.dataframe(table, hide_index=True, key="view_fr_neural_table")
         st.plotly_chart(ff.neural_comparison_figure(table), key="view_fr_neural_figure")
         st.caption("Lower mean RCMA / FDS = less fragile under the same certificate protocol. "

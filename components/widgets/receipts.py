@@ -32,7 +32,7 @@ from audit_core.receipts import (
 from audit_core.receipts.baseline import TRIVIAL_MODELS
 from audit_core.receipts.controls import cube_controls
 from audit_core.runs.gate import DEFAULT_GATE_YAML, DEPLOYMENT_SCOPES, compare_gate
-from components.feedback import code, guarded, stale_notice
+from components.feedback import code, guarded, md_escape, stale_notice
 from components.figures.receipts import baseline_figure, cube_view, reason_debt_figure
 from components.state import PERSIST, Provenance, ResultSlot, digest, registry
 
@@ -263,7 +263,7 @@ def benchmark_section() -> None:
     df = bench.to_frame()
     base = df[df.control == ""]
     stats, cfg = bench.stats, bench.config
-    st.caption(f"{len(base)} cases + {len(df[df.control != ''])} controls (seed {params[1]}); "
+    st.caption(f"{len(base)} cases + {len(df[df.control != ''])} controls (seed {params[1]:d}); "
                f"control relations violated by executed receipts: {len(bench.control_violations)}.")
     m1, m2, m3, m4 = st.columns(4)
     m1.metric("Verdict changes", f"{base.changed.mean():.1%}", f"quota {cfg.change_share:.0%} per stratum × split",
@@ -294,8 +294,8 @@ def benchmark_section() -> None:
             st.session_state[RcKeys.BASELINE] = True
     if st.session_state.get(RcKeys.BASELINE):
         report = _baseline(*params)
-        st.markdown(f"**Baseline table** — trained on {report.n_train} single-source and no-op train cases; "
-                    f"the trivial baselines ({', '.join(TRIVIAL_MODELS)}) are scored on every set. "
+        st.markdown(f"**Baseline table** — trained on {report.n_train:,} single-source and no-op train cases; "
+                    f"the trivial baselines ({', '.join(map(code, TRIVIAL_MODELS))}) are scored on every set. "
                     "Receipt accuracy on changing cases carries a 95% percentile-bootstrap interval over cases.")
         st.dataframe(report.compact_frame(), hide_index=True, key="view_rc_baseline")
         with st.expander("Every column (drift, misattribution, reason debt at confidence 0.8)"):
@@ -307,7 +307,7 @@ def benchmark_section() -> None:
         if st.button("Save baseline report to registry", key="act_rc_save_baseline"):
             with guarded("saving the baseline report"):
                 rid = _save("baseline", report.to_dict(), {"baseline": report.to_frame(), "findings": report.findings})
-                st.success(f"Saved as run {rid}.")
+                st.success(f"Saved as run {md_escape(rid)}.")
 
 
 def _bench_jsonl(bench) -> str:
@@ -336,7 +336,7 @@ def predictions_section() -> None:
         gold = gold_from_benchmark(bench.cases)
         parsed = parse_predictions(up.getvalue(), gold=gold)
         if parsed.errors:
-            st.warning(f"{len(parsed.errors)} of {parsed.n_lines} lines refused; the other "
+            st.warning(f"{len(parsed.errors)} of {parsed.n_lines:,} lines refused; the other "
                        f"{len(parsed.predictions)} are scored.")
             st.dataframe(parsed.errors_frame(), hide_index=True, key="view_rc_pred_errors")
         scored = {p.case_id for p in parsed.predictions}
@@ -412,4 +412,4 @@ def gate_section() -> None:
             rid = _save("release-gate", payload, {"cells": gc.cube.to_frame(), "trace": gc.cube.trace_frame(),
                                                    "old_grounds": gc.old_grounds.to_frame(),
                                                    "new_grounds": gc.new_grounds.to_frame()})
-            st.success(f"Saved as run {rid}.")
+            st.success(f"Saved as run {md_escape(rid)}.")

@@ -144,7 +144,7 @@ def show_record(record: RunRecord, *, key: str) -> None:
     for i, (title, fig) in enumerate(figs):
         st.plotly_chart(fig, key=f"view_ru_{key}_fig_{i}")
     for name, df in record.tables.items():
-        with st.expander(f"Table {code(name)} · {df.shape[0]:,} × {df.shape[1]}"):
+        with st.expander(f"Table {code(name)} · {df.shape[0]:,} × {df.shape[1]:,}"):
             st.dataframe(df, hide_index=True, key=f"view_ru_{key}_table_{name}")
     with st.expander("Manifest (seeds, input hashes, versions)"):
         st.json(record.manifest, expanded=True)
