@@ -1,8 +1,15 @@
-"""Entry point: `streamlit run app.py`. Routes with st.navigation to the pages in `pages/`."""
-import streamlit as st
+"""Entry point: `streamlit run app.py`. Routes with st.navigation to the pages in `pages/`.
 
-from components.state import keep_widget_state
-from components.widgets.data import ensure_sample_loaded
+First paint: Streamlit sees the `pages/` folder and, on a fresh server, runs
+its old (v1) page discovery, whose sidebar lists the raw file names (`app`,
+`data groups`, `home`, …) until a script calls `st.navigation`.
+`.streamlit/config.toml` sets `client.showSidebarNavigation = false`, so that
+list is never shown, and :func:`main` calls `st.navigation` (hidden) and draws
+our own sidebar links *before* importing anything heavy (pandas, the library,
+the sample), so the navigation is on screen within the first messages of the
+first run. `tests/test_browser_first_paint.py` checks it in Chromium.
+"""
+import streamlit as st
 
 PAGES = [
     ("pages/home.py", "Home", ":material/home:"),
@@ -15,14 +22,25 @@ PAGES = [
 
 
 def main() -> None:
-    """Shared set-up, then route to the selected page."""
+    """Navigation first, then the shared set-up, then the selected page."""
     st.set_page_config(page_title="Reliability audit", page_icon=":material/fact_check:", layout="wide")
-    keep_widget_state()
-    ensure_sample_loaded()  # a bundled sample is ready to explore on first start
     pages = [
         st.Page(path, title=title, icon=icon, default=(i == 0)) for i, (path, title, icon) in enumerate(PAGES)
     ]
-    st.navigation(pages).run()
+    current = st.navigation(pages, position="hidden")
+    with st.sidebar:
+        st.markdown("**Reliability audit**")
+        for page in pages:
+            st.page_link(page)
+    loading = st.empty()
+    loading.caption("Loading the audit library…")
+    from components.jobs import sidebar_status  # heavy imports only after the navigation is drawn
+    from components.widgets.data import ensure_sample_loaded
+
+    ensure_sample_loaded()  # a bundled sample is ready to explore on first start
+    sidebar_status()
+    loading.empty()
+    current.run()
 
 
 if __name__ == "__main__":

@@ -1,17 +1,39 @@
-"""Session state and app-side caching.
+"""Session state, result slots and app-side caching.
 
-All per-session values live under the keys in :class:`Keys`. Widget values
-that must survive a page switch use a page prefix (``dg_``, ``fr_``, ``tr_``,
-``rc_``, ``ru_``; see :data:`PERSIST_PREFIXES`) and are re-assigned on
-every run by :func:`keep_widget_state` (Streamlit otherwise drops the state of
-widgets that are not on the current page). Widgets whose state cannot be
-assigned use other prefixes: ``act_`` (buttons), ``up_`` (file uploaders),
-``ed_`` (data editors) and ``view_`` (display elements).
+All per-session values live under the keys in :class:`Keys`.
+
+Widget values
+-------------
+Value widgets use a page prefix (``dg_``, ``fr_``, ``tr_``, ``rc_``, ``ru_``;
+see :data:`PERSIST_PREFIXES`) and are created with ``persist_state="session"``
+(:data:`PERSIST`), so Streamlit keeps their value while another page is shown
+and restores it when the widget is rendered again. Nothing re-assigns widget
+keys on every run: a value written through ``st.session_state`` during a run
+is pushed back to the browser (``set_value``), and a push from a run that
+started before the user's last edit resets what the user typed (issue 10,
+item 7; ``tests/test_page_state.py``). Code writes a widget key only to change
+its value on purpose (a new table, a new declaration), never to keep it.
+Widgets whose state cannot persist use other prefixes: ``act_`` (buttons),
+``up_`` (file uploaders), ``ed_`` (data editors, folded into non-widget keys
+by their ``on_change`` callback) and ``view_`` (display elements).
+
+Result slots
+------------
+Every result a page keeps (a trained workspace, a Fragility or Transport
+result, a receipts cube, a release-gate comparison) is stored with the
+:class:`Provenance` of what it was computed from: the table's SHA-256, a
+digest of the declaration on Data & groups, the model (workspace) digest, or
+a digest of other inputs. :class:`ResultSlot` compares that with the current
+provenance; a result whose inputs changed is *stale*: the page says which input
+changed (:func:`components.feedback.stale_notice`) and disables the actions on
+it (save, export, audit) until it is computed again.
 """
 from __future__ import annotations
 
 import hashlib
+import json
 import os
+from dataclasses import dataclass, fields
 from typing import Any
 
 import pandas as pd
@@ -24,7 +46,16 @@ from audit_core.runs.registry import RunRegistry
 
 __all__ = [
     "Keys",
-    "keep_widget_state",
+    "PERSIST",
+    "PERSIST_PREFIXES",
+    "DECLARATION_KEYS",
+    "Provenance",
+    "ResultSlot",
+    "WORKSPACE_SLOT",
+    "digest",
+    "declaration_digest",
+    "workspace_digest",
+    "current_provenance",
     "get",
     "registry",
     "cached_sample",
@@ -36,6 +67,8 @@ __all__ = [
 
 #: Value-widget key prefixes by page: Data & groups, Fragility, Transport, Receipts, Runs.
 PERSIST_PREFIXES = ("dg_", "fr_", "tr_", "rc_", "ru_")
+#: Passed as ``persist_state=PERSIST`` to every value widget with a persistent key.
+PERSIST = "session"
 
 
 class Keys:
@@ -44,19 +77,167 @@ class Keys:
     TABLE = "table"  # LoadedTable
     SOURCE_ID = "source_id"  # str: which table the declarations belong to
     SAMPLE = "sample_info"  # SampleInfo | None
-    COLUMNS = "columns_table"  # DataFrame: column, kind, role, group, missing, unique
+    COLUMNS = "columns_table"  # DataFrame: column, kind, role, group, missing, unique (edits folded in)
     EDITOR_VERSION = "columns_editor_version"  # int, bumped when the base table is replaced
     TARGETS = "targets"  # list[dict]
-    WORKSPACE = "workspace"  # Workspace | None
-    LAST_RUN = "last_run_id"  # str | None
-    MESSAGE = "last_message"  # str | None
+    WORKSPACE = "workspace"  # Workspace | None (a result slot, see ResultSlot)
+    MESSAGE = "last_message"  # str | None: the "Model ready" line of the current workspace
 
 
-def keep_widget_state() -> None:
-    """Re-assign persistent widget values so page switches do not drop them."""
-    for key in list(st.session_state.keys()):
-        if str(key).startswith(PERSIST_PREFIXES):
-            st.session_state[key] = st.session_state[key]
+#: Widget keys of Data & groups that, with the column roles and the targets, make the declaration.
+DECLARATION_KEYS = ("dg_primary", "dg_key", "dg_weight", "dg_domain", "dg_group_col", "dg_source_value",
+                    "dg_target_value", "dg_eligibility", "dg_missing_ind")
+
+
+def digest(value: Any) -> str:
+    """SHA-256 (hex) of a JSON-able value; anything else is written with ``str``."""
+    blob = json.dumps(value, sort_keys=True, default=str, separators=(",", ":"))
+    return hashlib.sha256(blob.encode()).hexdigest()
+
+
+def _declared(key: str, value: Any, targets: list[dict]) -> Any:
+    """A record widget's value as the declaration reads it (as :func:`current_config` does)."""
+    if value in (None, "(none)", ""):
+        value = None
+    if key == "dg_primary" and value is None and targets:
+        return targets[0].get("name")
+    if key == "dg_missing_ind":
+        return bool(value)
+    if key == "dg_eligibility":
+        return (value or "").strip() or None
+    return value
+
+
+def declaration_digest() -> str | None:
+    """Digest of the current declaration: column roles, targets and the record widgets.
+
+    Evidence groups and the baseline are left out: they regroup a trained
+    model without retraining it, and results that depend on them carry the
+    workspace digest, which includes the grouping.
+    """
+    ss = st.session_state
+    columns = ss.get(Keys.COLUMNS)
+    if columns is None:
+        return None
+    roles = list(zip(map(str, columns["column"]), map(str, columns["role"])))
+    targets = list(ss.get(Keys.TARGETS) or [])
+    widgets = {k: _declared(k, ss.get(k), targets) for k in DECLARATION_KEYS}
+    if widgets["dg_domain"] is None:
+        widgets["dg_source_value"] = widgets["dg_target_value"] = None
+    return digest({"roles": roles, "targets": targets, "widgets": widgets})
+
+
+def workspace_digest(ws: Any) -> str | None:
+    """Digest of a workspace: its dataset, model spec, split, grouping and baseline."""
+    if ws is None:
+        return None
+    return digest({"dataset": ws.dataset.fingerprint, "config": ws.dataset.config.to_dict(),
+                   "spec": dict(ws.model.spec), "train": len(ws.train_index), "test": len(ws.test_index),
+                   "grouping": ws.grouping.hash, "baseline": ws.baseline_kind})
+
+
+@dataclass(frozen=True, kw_only=True)
+class Provenance:
+    """What a result was computed from; ``None`` means "not tied to this input".
+
+    Attributes
+    ----------
+    table : str or None
+        SHA-256 of the table (:attr:`LoadedTable.sha256`).
+    declaration : str or None
+        :func:`declaration_digest` at the time.
+    model : str or None
+        :func:`workspace_digest` of the model (and grouping) used.
+    inputs : str or None
+        Digest of any other inputs (texts of evaluator states, chosen runs).
+    """
+
+    table: str | None = None
+    declaration: str | None = None
+    model: str | None = None
+    inputs: str | None = None
+
+    #: what a changed part means, for the stale notice
+    LABELS = {"table": "an earlier table", "declaration": "an earlier declaration on Data & groups",
+              "model": "another model or grouping", "inputs": "other inputs than the ones shown now"}
+
+    def changed(self, current: "Provenance") -> list[str]:
+        """Names of the parts recorded here that differ in ``current``."""
+        return [f.name for f in fields(self)
+                if getattr(self, f.name) is not None and getattr(self, f.name) != getattr(current, f.name)]
+
+    def describe(self, names: list[str]) -> str:
+        return " and ".join(self.LABELS[n] for n in names)
+
+
+def current_provenance(*, model: bool = False, inputs: Any = None) -> Provenance:
+    """The provenance a result computed now would get (``model``: include the current workspace)."""
+    table = st.session_state.get(Keys.TABLE)
+    return Provenance(
+        table=getattr(table, "sha256", None),
+        declaration=declaration_digest(),
+        model=workspace_digest(st.session_state.get(Keys.WORKSPACE)) if model else None,
+        inputs=digest(inputs) if inputs is not None else None,
+    )
+
+
+class ResultSlot:
+    """One result in session state with the provenance it was computed from.
+
+    The value lives under ``key`` (so pages and tests may read it directly);
+    its provenance and saved run id live under ``key + "__slot"``, together
+    with the value they describe: a value written to ``key`` by other means
+    (not the same object) has no recorded provenance and counts as current.
+    """
+
+    def __init__(self, key: str, what: str) -> None:
+        self.key = key
+        self.what = what
+        self._meta = key + "__slot"
+
+    def put(self, value: Any, provenance: Provenance, *, run_id: str | None = None, note: str | None = None) -> None:
+        st.session_state[self.key] = value
+        st.session_state[self._meta] = {"value": value, "provenance": provenance, "run_id": run_id, "note": note}
+
+    def clear(self) -> None:
+        st.session_state[self.key] = None
+        st.session_state[self._meta] = None
+
+    @property
+    def value(self) -> Any:
+        return st.session_state.get(self.key)
+
+    def _meta_of_value(self) -> dict | None:
+        meta = st.session_state.get(self._meta)
+        value = self.value
+        return meta if meta and value is not None and meta["value"] is value else None
+
+    @property
+    def run_id(self) -> str | None:
+        meta = self._meta_of_value()
+        return meta["run_id"] if meta else None
+
+    @property
+    def note(self) -> str | None:
+        meta = self._meta_of_value()
+        return meta["note"] if meta else None
+
+    @property
+    def provenance(self) -> Provenance | None:
+        meta = self._meta_of_value()
+        return meta["provenance"] if meta else None
+
+    def changed(self, current: Provenance) -> list[str]:
+        """The inputs that changed since the value was computed (empty: current or no value)."""
+        prov = self.provenance
+        return prov.changed(current) if prov is not None else []
+
+    def is_stale(self, current: Provenance) -> bool:
+        return bool(self.changed(current))
+
+
+#: The trained or imported workspace of Data & groups, tied to the table and declaration it was built from.
+WORKSPACE_SLOT = ResultSlot(Keys.WORKSPACE, "model")
 
 
 def get(key: str, default: Any = None) -> Any:
@@ -104,5 +285,5 @@ def sample_table(name: str) -> LoadedTable:
     frame, info = cached_sample(name)
     display = info.path.name if info.path is not None else f"{info.name} (scikit-learn)"
     checked, _ = check_table(frame.copy(), name=display)
-    digest = hashlib.sha256(pd.util.hash_pandas_object(checked, index=False).to_numpy().tobytes()).hexdigest()
-    return LoadedTable(frame=checked, name=display, format="csv", sha256=digest, n_bytes=0)
+    digest_ = hashlib.sha256(pd.util.hash_pandas_object(checked, index=False).to_numpy().tobytes()).hexdigest()
+    return LoadedTable(frame=checked, name=display, format="csv", sha256=digest_, n_bytes=0)

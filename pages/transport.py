@@ -1,9 +1,10 @@
 """Transport: do probabilities, abstention thresholds and conformal sets keep their meaning on the target domain?"""
 import streamlit as st
 
+from components.feedback import md_escape, stale_notice
 from components.figures import transport as tf
 from components.routing import require_router
-from components.state import Keys, get
+from components.state import PERSIST, Keys, current_provenance, get
 from components.widgets import transport as tw
 from components.widgets.data import current_config
 
@@ -20,24 +21,30 @@ if table is None or columns is None or not get(Keys.TARGETS):
     st.stop()
 
 ds_config, _ = current_config(table, columns)
+tw.sync_with_declaration()
 decl = tw.declaration_section(table.frame, ds_config, get(Keys.SAMPLE))
 tolerances = tw.tolerance_section()
 options = tw.setup_form()
 tw.run_section(table, ds_config, decl, options, tolerances)
 
-result = get(tw.RESULT_KEY)
+result = tw.RESULT_SLOT.value
 if result is None:
     st.stop()
+changed = tw.RESULT_SLOT.changed(current_provenance())
+if changed:
+    stale_notice(tw.RESULT_SLOT.what, tw.RESULT_SLOT.provenance.describe(changed))
+if tw.RESULT_SLOT.note:
+    st.info(tw.RESULT_SLOT.note, icon=":material/update:")
 
 cfg = result.manifest["config"]
 c1, c2, c3 = st.columns(3)
-model = c1.selectbox("Model", cfg["models"], key="tr_view_model")
+model = c1.selectbox("Model", cfg["models"], key="tr_view_model", persist_state=PERSIST)
 mapping = c2.selectbox("Mapping", cfg["mappings"], index=cfg["mappings"].index("platt") if "platt" in cfg["mappings"] else 0,
-                       key="tr_view_mapping")
+                       key="tr_view_mapping", persist_state=PERSIST)
 s_rate = c3.selectbox("Operating selection rate", cfg["selection_rates"],
-                      index=min(2, len(cfg["selection_rates"]) - 1), key="tr_view_rate")
-if get(tw.RUN_KEY):
-    st.success(f"Saved to the registry as run {get(tw.RUN_KEY)}.", icon=":material/check_circle:")
+                      index=min(2, len(cfg["selection_rates"]) - 1), key="tr_view_rate", persist_state=PERSIST)
+if tw.RESULT_SLOT.run_id and not changed:
+    st.success(f"Saved to the registry as run {md_escape(tw.RESULT_SLOT.run_id)}.", icon=":material/check_circle:")
 
 tabs = st.tabs(["ID vs OOD", "Calibration", "Selective", "Conformal", "Stress", "Target definitions", "Heterogeneity",
                 "Downloads"])
@@ -60,4 +67,4 @@ with tabs[5]:
 with tabs[6]:
     st.plotly_chart(tf.heterogeneity_figure(result.table, model=model, mapping=mapping), key="view_tr_hetero")
 with tabs[7]:
-    tw.downloads(result)
+    tw.downloads(result, stale=bool(changed))

@@ -6,6 +6,8 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from app_text import texts
+
 from audit_core.runs.registry import RunRegistry
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -30,7 +32,7 @@ def _page(page: str) -> AppTest:
 
 
 def _texts(at: AppTest, kind: str) -> list[str]:
-    return [el.value for el in getattr(at, kind)]
+    return texts(at, kind)  # as rendered: user strings are Markdown-escaped
 
 
 @pytest.mark.parametrize("page", PAGES)

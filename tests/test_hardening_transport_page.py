@@ -3,8 +3,9 @@
 A browser enforces a number input's minimum and maximum, but a hostile client
 can send any value over the websocket; AppTest does the same (``set_value``
 skips the browser's checks). Streamlit (1.67) resets an out-of-range or
-non-finite number to the widget's default (here its minimum) on the server, so those cases must
-run with the default (checked: ``reset``); inputs without a maximum (seed, row
+non-finite number to the widget's default on the server (its minimum; for a tolerance, the declared
+default tolerance), so those cases must run with the default (checked: ``reset``; a locked tolerance
+must also equal the one shown); inputs without a maximum (seed, row
 cap, tolerances) pass huge values through to the audit. Each case presets the loan sample, locks the
 tolerances, sets the odd values with tiny sizes (one refit, 10 bootstrap
 resamples, 2 random sets, 200 rows per stress test set) and presses
@@ -92,10 +93,15 @@ def test_transport_page_odd_values(name, registry_path):
     print(name, outcome, errors[:1])
     allowed = {"either": ("ok", "error"), "reset": ("ok",)}.get(expected, (expected,))
     assert outcome in allowed, (outcome, errors)
-    if expected == "reset":  # the out-of-range number was replaced by the widget's default, its minimum
+    if expected == "reset":  # the out-of-range number was replaced by the widget's default
+        from audit_core.transport import DEFAULT_TOLERANCES
+
         for key in {**before, **after}:
             w = at.number_input(key=key)
-            assert w.value == w.min, (key, w.value, w.min)
+            default = float(DEFAULT_TOLERANCES[key[len("tr_tol_"):]]) if key.startswith("tr_tol_") else w.min
+            assert w.value == default, (key, w.value, default)
+            if key.startswith("tr_tol_"):  # the run used the tolerance the page shows
+                assert at.session_state["transport_locked_tolerances"][key[len("tr_tol_"):]] == w.value
 
 
 def test_run_is_disabled_without_targets_or_lock(registry_path):

@@ -6,6 +6,8 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from app_text import texts
+
 from audit_core.data.samples import load_sample
 from audit_core.runs.registry import RunRegistry
 
@@ -22,7 +24,7 @@ def registry_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 def _texts(at: AppTest, kind: str) -> list[str]:
-    return [el.value for el in getattr(at, kind)]
+    return texts(at, kind)  # as rendered: user strings are Markdown-escaped
 
 
 def _fragility_page(ws=None) -> AppTest:

@@ -8,6 +8,8 @@ import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from app_text import texts
+
 from audit_core.runs.registry import RunRegistry
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -27,7 +29,7 @@ def _page() -> AppTest:
 
 
 def _texts(at: AppTest, kind: str) -> list[str]:
-    return [str(el.value) for el in getattr(at, kind)]
+    return texts(at, kind)  # as rendered: user strings are Markdown-escaped
 
 
 def test_page_runs_and_executes_the_example_cube(registry_path: Path) -> None:

@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+from pathlib import Path
+
 import pytest
 
 from audit_core.data.groups import (
@@ -33,6 +35,7 @@ def test_group_codes_registered():
         "GROUP_CSV_DUPLICATE",
         "GROUP_CSV_UNPARSEABLE",
         "GROUP_BAD_REGEX",
+        "GROUP_REGEX_TOO_LONG",
         "GROUP_NO_FEATURES",
     } <= set(MESSAGES)
 
@@ -213,6 +216,37 @@ def test_group_rules_bad_regex():
         apply_group_rules(["a"], [GroupRule(pattern="(unclosed", group="g", kind="regex")])
     assert info.value.code == "GROUP_BAD_REGEX"
     assert "'(unclosed'" in info.value.message
+
+
+def test_regex_rules_have_no_catastrophic_backtracking():
+    """Known answers for nested quantifiers on long names (RE2, linear time).
+
+    Python's ``re`` needs about 2**n steps for ``^(a+)+$`` against ``"a" * n + "!"`` while holding the
+    interpreter lock (issue 16): n = 5000 would never end. The work runs in a subprocess, so a
+    regression fails the test instead of hanging the suite; the time limit is only a hang guard.
+    """
+    import subprocess
+    import sys
+
+    code = (
+        "from audit_core.data.groups import GroupRule, apply_group_rules\n"
+        "cols = ['a' * 5000 + '!', 'a' * 5000, 'x' * 3000 + 'y']\n"
+        "rules = [GroupRule(pattern=r'^(a+)+$', group='nested', kind='regex'),\n"
+        "         GroupRule(pattern=r'(x|x)*y$', group='alternation', kind='regex')]\n"
+        "print(sorted(apply_group_rules(cols, rules).items(), key=lambda kv: len(kv[0])))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300,
+                         cwd=Path(__file__).resolve().parents[1])
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == str([("x" * 3000 + "y", "alternation"), ("a" * 5000, "nested")])
+
+
+@pytest.mark.parametrize("pattern, part", [(r"(a)\1", "backreferences"), (r"(?=a)b", "lookahead"),
+                                           ("x" * 1001, "1000")])
+def test_regex_rules_outside_re2_are_refused_by_name(pattern, part):
+    with pytest.raises(AuditInputError) as info:
+        apply_group_rules(["a"], [GroupRule(pattern=pattern, group="g", kind="regex")])
+    assert info.value.code in {"GROUP_BAD_REGEX", "GROUP_REGEX_TOO_LONG"} and part in info.value.message
 
 
 RAW = ["age", "income", "region"]

@@ -6,6 +6,12 @@ indicator), so a group can never split a variable. The default is one group
 per raw variable. Users may instead assign groups by editing a table, by
 ordered regex or prefix rules, or by uploading a ``column,group`` CSV.
 
+Regex rules run on RE2 (``google-re2``), whose matching time is linear in the
+column name: a user's pattern cannot backtrack catastrophically, and Python's
+``re``, which holds the interpreter lock while it backtracks, would freeze
+every session of the app (issue 16). RE2 has no backreferences or lookaround;
+such a pattern is refused with ``GROUP_BAD_REGEX``.
+
 Every grouping has a stable SHA-256 hash over its canonical JSON form
 (transformed feature → group, in feature order).
 """
@@ -15,12 +21,12 @@ import csv
 import hashlib
 import io
 import json
-import re
 from dataclasses import dataclass
 from typing import Iterable, Literal, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
+import re2
 
 from audit_core.errors import fail, register_messages
 
@@ -44,7 +50,13 @@ register_messages(
         ),
         "GROUP_CSV_DUPLICATE": "The group CSV assigns column {column!r} twice (rows {rows}).",
         "GROUP_CSV_UNPARSEABLE": "Could not read the group CSV: {detail}",
-        "GROUP_BAD_REGEX": "The group rule pattern {pattern!r} is not a valid regular expression: {detail}",
+        "GROUP_BAD_REGEX": (
+            "The group rule pattern {pattern!r} is not a regular expression this tool runs: {detail}. Rules use "
+            "RE2 syntax (no backreferences such as \\1, no lookahead or lookbehind); or use 'prefix:'."
+        ),
+        "GROUP_REGEX_TOO_LONG": (
+            "The group rule pattern is {length} characters long; the limit is {limit}. Split it into several rules."
+        ),
         "GROUP_NO_FEATURES": "There are no feature columns to group. Mark at least one column numeric or categorical.",
     }
 )
@@ -166,7 +178,8 @@ class GroupRule:
     """Assign every raw column that matches ``pattern`` to ``group``.
 
     ``kind="prefix"`` matches columns that start with the pattern;
-    ``kind="regex"`` uses :func:`re.search`. Earlier rules win.
+    ``kind="regex"`` searches the column name with RE2 (linear time; Python
+    ``re`` syntax without backreferences and lookaround). Earlier rules win.
     """
 
     pattern: str
@@ -187,10 +200,7 @@ def apply_group_rules(raw_columns: Iterable[str], rules: Sequence[GroupRule]) ->
     compiled = []
     for rule in rules:
         if rule.kind == "regex":
-            try:
-                rx = re.compile(rule.pattern)
-            except re.error as exc:
-                raise fail("GROUP_BAD_REGEX", pattern=rule.pattern, detail=str(exc)) from None
+            rx = _compile_rule(rule.pattern)
             compiled.append((lambda c, rx=rx: rx.search(c) is not None, rule.group))
         else:
             compiled.append((lambda c, p=rule.pattern: c.startswith(p), rule.group))
@@ -201,6 +211,24 @@ def apply_group_rules(raw_columns: Iterable[str], rules: Sequence[GroupRule]) ->
                 out[col] = group
                 break
     return out
+
+
+#: Longest regex rule pattern accepted (characters); RE2 also bounds the compiled program's memory.
+MAX_RULE_PATTERN = 1000
+_RE2_OPTIONS = re2.Options()
+_RE2_OPTIONS.log_errors = False  # a refused pattern is the user's message, not a server log line
+_RE2_OPTIONS.max_mem = 8 << 20
+
+
+def _compile_rule(pattern: str):
+    """Compile a rule pattern with RE2, or refuse it with a declared message."""
+    if len(pattern) > MAX_RULE_PATTERN:
+        raise fail("GROUP_REGEX_TOO_LONG", length=len(pattern), limit=MAX_RULE_PATTERN)
+    try:
+        return re2.compile(pattern, options=_RE2_OPTIONS)
+    except re2.error as exc:
+        detail = exc.args[0].decode(errors="replace") if exc.args and isinstance(exc.args[0], bytes) else str(exc)
+        raise fail("GROUP_BAD_REGEX", pattern=pattern, detail=detail[:200]) from None
 
 
 def parse_group_csv(data: bytes | str, raw_columns: Sequence[str]) -> dict[str, str]:

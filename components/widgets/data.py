@@ -25,8 +25,11 @@ from audit_core.models.importing import import_model
 from audit_core.models.training import Workspace, attach_model, train_workspace
 from audit_core.models.zoo import ZOO, ModelSpec
 from audit_core.runs.save import save_workspace
-from components.feedback import guarded
-from components.state import Keys, cached_sheets, cached_upload, cached_uploads, registry, sample_table, upload_options
+from components.feedback import code, guarded, md_escape, progress_bar, stale_notice
+from components.state import (
+    PERSIST, WORKSPACE_SLOT, Keys, cached_sheets, cached_upload, cached_uploads, current_provenance, registry,
+    sample_table, upload_options,
+)
 
 __all__ = [
     "ensure_sample_loaded",
@@ -118,7 +121,7 @@ def _adopt_table(table: LoadedTable, source_id: str, info: SampleInfo | None) ->
     st.session_state[Keys.COLUMNS] = _column_table(table.frame, info)
     st.session_state[Keys.EDITOR_VERSION] = st.session_state.get(Keys.EDITOR_VERSION, 0) + 1
     st.session_state[Keys.TARGETS] = [dict(t) for t in info.target_definitions] if info else []
-    st.session_state[Keys.WORKSPACE] = None
+    WORKSPACE_SLOT.clear()
     st.session_state[Keys.MESSAGE] = None
     for key in [k for k in st.session_state.keys() if str(k).startswith(_TABLE_BOUND)]:
         del st.session_state[key]
@@ -130,6 +133,22 @@ def _adopt_table(table: LoadedTable, source_id: str, info: SampleInfo | None) ->
         ("dg_eligibility", ""),
     ):
         st.session_state[key] = value or NONE if key != "dg_eligibility" else ""
+    if info is not None and info.domain_column in table.frame.columns:
+        _seed_domain_values(table.frame, info.domain_column, info)
+
+
+def _seed_domain_values(frame: pd.DataFrame, domain: str, info: SampleInfo | None) -> list[str]:
+    """Source and target domain values: kept while valid, else the sample's, else the first two."""
+    values = sorted(map(str, pd.unique(frame[domain].dropna())))[:100]
+    if not values:
+        return values
+    src = str(info.source_domain) if info and str(info.source_domain) in values else values[0]
+    tgt = str(info.target_domain) if info and str(info.target_domain) in values else values[min(1, len(values) - 1)]
+    if st.session_state.get("dg_source_value") not in values:
+        st.session_state["dg_source_value"] = src
+    if st.session_state.get("dg_target_value") not in values:
+        st.session_state["dg_target_value"] = tgt
+    return values
 
 
 def ensure_sample_loaded(name: str = "loan_synthetic") -> None:
@@ -160,14 +179,14 @@ def _accepted_codes(options: list[tuple[str, str]]) -> tuple[tuple[str, str], ..
 def _read_options_widgets(uploads: list) -> dict[str, Any]:
     with st.expander("Read options"):
         c1, c2, c3, c4 = st.columns(4)
-        delim = c1.selectbox("Delimiter", list(_DELIMITERS), key="dg_delim")
+        delim = c1.selectbox("Delimiter", list(_DELIMITERS), key="dg_delim", persist_state=PERSIST)
         enc = c2.selectbox("Encoding", ["detect", "utf-8", "latin-1", "cp1252", "utf-16", "utf-16-le", "utf-16-be"],
-                           key="dg_enc")
-        header = c3.selectbox("First row", list(_HEADERS), key="dg_header")
-        decimal = c4.selectbox("Decimal mark", list(_DECIMALS), key="dg_decimal")
+                           key="dg_enc", persist_state=PERSIST)
+        header = c3.selectbox("First row", list(_HEADERS), key="dg_header", persist_state=PERSIST)
+        decimal = c4.selectbox("Decimal mark", list(_DECIMALS), key="dg_decimal", persist_state=PERSIST)
         names = st.text_input("Column names for a file without a header (comma-separated; blank: col_1, col_2, …)",
-                              key="dg_col_names")
-        na_codes = st.text_input("Extra missing codes, all columns (comma-separated)", key="dg_na_codes")
+                              key="dg_col_names", persist_state=PERSIST)
+        na_codes = st.text_input("Extra missing codes, all columns (comma-separated)", key="dg_na_codes", persist_state=PERSIST)
         sheet: str | int | None = None
         if len(uploads) == 1 and uploads[0].getvalue()[:2] == b"PK":
             with guarded(f"listing the sheets of {uploads[0].name}"):
@@ -175,11 +194,11 @@ def _read_options_widgets(uploads: list) -> dict[str, Any]:
                 labels = [_FIRST_WITH_DATA] + [s.name for s in sheets]
                 if st.session_state.get("dg_sheet") not in labels:
                     st.session_state["dg_sheet"] = _FIRST_WITH_DATA
-                pick = st.selectbox("Sheet", labels, key="dg_sheet", format_func=lambda n: n if n == _FIRST_WITH_DATA else
+                pick = st.selectbox("Sheet", labels, key="dg_sheet", persist_state=PERSIST, format_func=lambda n: n if n == _FIRST_WITH_DATA else
                                     next(f"{s.name} ({s.n_rows:,} × {s.n_columns:,})" for s in sheets if s.name == n))
                 sheet = None if pick == _FIRST_WITH_DATA else pick
-        drop_missing = st.checkbox("Drop all-missing columns", key="dg_drop_missing")
-        inf_missing = st.checkbox("Treat inf as missing", key="dg_inf_missing")
+        drop_missing = st.checkbox("Drop all-missing columns", key="dg_drop_missing", persist_state=PERSIST)
+        inf_missing = st.checkbox("Treat inf as missing", key="dg_inf_missing", persist_state=PERSIST)
     return dict(
         delimiter=_DELIMITERS[delim],
         encoding=None if enc == "detect" else enc,
@@ -196,11 +215,11 @@ def _read_options_widgets(uploads: list) -> dict[str, Any]:
 def source_section() -> LoadedTable | None:
     """Pick a bundled sample or upload files; returns the current table."""
     st.subheader("1 · Data")
-    mode = st.radio("Source", ["Bundled sample", "Upload a file"], horizontal=True, key="dg_source_mode")
+    mode = st.radio("Source", ["Bundled sample", "Upload a file"], horizontal=True, key="dg_source_mode", persist_state=PERSIST)
     if mode == "Bundled sample":
         names = list(SAMPLES)
         name = st.selectbox(
-            "Sample", names, key="dg_sample", format_func=lambda n: SAMPLES[n].title
+            "Sample", names, key="dg_sample", persist_state=PERSIST, format_func=lambda n: SAMPLES[n].title
         )
         st.caption(SAMPLES[name].description)
         with guarded("loading the sample"):
@@ -229,11 +248,11 @@ def source_section() -> LoadedTable | None:
                 table = cached_upload(*files[0], options) if len(files) == 1 else cached_uploads(files, options)
                 _adopt_table(table, f"upload:{upload_id}", None)
                 if table.dropped_columns:
-                    st.info("Dropped all-missing columns: " + ", ".join(table.dropped_columns))
+                    st.info("Dropped all-missing columns: " + ", ".join(map(code, table.dropped_columns)))
     table = st.session_state.get(Keys.TABLE)
     if table is not None:
         f = table.frame
-        st.caption(f"**{table.name}** · {f.shape[0]:,} rows × {f.shape[1]:,} columns")
+        st.caption(f"**{md_escape(table.name)}** · {f.shape[0]:,} rows × {f.shape[1]:,} columns")
         read_report_section(table)
         st.dataframe(f.head(200), height=220, key="view_preview")
     return table
@@ -293,9 +312,12 @@ def columns_section() -> pd.DataFrame:
         "group columns, are never features."
     )
     base = st.session_state[Keys.COLUMNS]
+    editor_key = f"ed_columns_{st.session_state.get(Keys.EDITOR_VERSION, 0)}"
     edited = st.data_editor(
         base,
-        key=f"ed_columns_{st.session_state.get(Keys.EDITOR_VERSION, 0)}",
+        key=editor_key,
+        on_change=_fold_column_edits,
+        args=(editor_key,),
         hide_index=True,
         disabled=["column", "dtype", "missing_share", "n_unique"],
         column_config={
@@ -330,6 +352,22 @@ def _role_proposals(edited: pd.DataFrame) -> None:
             st.rerun()
 
 
+def _fold_column_edits(editor_key: str) -> None:
+    """``on_change`` of the column editor: fold its edits into :attr:`Keys.COLUMNS`.
+
+    A data editor cannot persist its state across pages, and the other pages
+    read the declaration from ``Keys.COLUMNS``; so every edit is applied to
+    that table at once and the editor restarts from it (a new key).
+    """
+    changes = st.session_state.get(editor_key) or {}
+    base = st.session_state[Keys.COLUMNS].copy()
+    for row, values in (changes.get("edited_rows") or {}).items():
+        for col, value in values.items():
+            if col in base.columns:
+                base.iloc[int(row), base.columns.get_loc(col)] = value
+    _replace_columns_table(base)
+
+
 def _replace_columns_table(table: pd.DataFrame) -> None:
     st.session_state[Keys.COLUMNS] = table
     st.session_state[Keys.EDITOR_VERSION] = st.session_state.get(Keys.EDITOR_VERSION, 0) + 1
@@ -339,7 +377,7 @@ def groups_tools_section(edited: pd.DataFrame) -> None:
     """Assign groups by prefix/regex rules or an uploaded ``column,group`` CSV."""
     with st.expander("Assign groups by rules or CSV"):
         st.caption("One rule per line: `prefix: bureau_ -> bureau` or `regex: ^(age|income) -> applicant`.")
-        text = st.text_area("Rules", key="dg_group_rules", height=100)
+        text = st.text_area("Rules", key="dg_group_rules", persist_state=PERSIST, height=100)
         if st.button("Apply rules", key="act_apply_rules"):
             with guarded("applying group rules"):
                 rules = [_parse_rule(line) for line in text.splitlines() if line.strip()]
@@ -389,32 +427,32 @@ def targets_section(frame: pd.DataFrame) -> None:
             key="view_targets",
         )
         names = [t["name"] for t in targets]
-        st.selectbox("Primary target (used for training)", names, key="dg_primary")
-        drop = st.selectbox("Remove a definition", [NONE] + names, key="dg_drop_target")
+        st.selectbox("Primary target (used for training)", names, key="dg_primary", persist_state=PERSIST)
+        drop = st.selectbox("Remove a definition", [NONE] + names, key="dg_drop_target", persist_state=PERSIST)
         if drop != NONE and st.button("Remove", key="act_remove_target"):
             st.session_state[Keys.TARGETS] = [t for t in targets if t["name"] != drop]
             st.rerun()
     else:
         st.info("No target yet: add one below.")
     with st.expander("Add a target definition", expanded=not targets):
-        kind = st.radio("Kind", ["class", "threshold", "expression"], horizontal=True, key="dg_new_kind")
-        name = st.text_input("Name", key="dg_new_name")
+        kind = st.radio("Kind", ["class", "threshold", "expression"], horizontal=True, key="dg_new_kind", persist_state=PERSIST)
+        name = st.text_input("Name", key="dg_new_name", persist_state=PERSIST)
         d: dict[str, Any] = {"kind": kind, "name": name.strip()}
         if kind == "class":
-            col = st.selectbox("Class column", list(frame.columns), key="dg_new_col")
+            col = st.selectbox("Class column", list(frame.columns), key="dg_new_col", persist_state=PERSIST)
             values = [NONE + " (multi-class)"] + [str(v) for v in pd.unique(frame[col].dropna())[:50]]
-            pos = st.selectbox("Positive class", values, key="dg_new_pos")
+            pos = st.selectbox("Positive class", values, key="dg_new_pos", persist_state=PERSIST)
             raw = {str(v): v for v in pd.unique(frame[col].dropna())[:50]}
             d.update(column=col, positive=None if pos.startswith(NONE) else _plain(raw[pos]))
         elif kind == "threshold":
             numeric = [c for c in frame.columns if pd.api.types.is_numeric_dtype(frame[c].dtype)]
-            col = st.selectbox("Numeric column", numeric, key="dg_new_tcol")
-            op = st.selectbox("Operator", [">=", ">"], key="dg_new_op")
+            col = st.selectbox("Numeric column", numeric, key="dg_new_tcol", persist_state=PERSIST)
+            op = st.selectbox("Operator", [">=", ">"], key="dg_new_op", persist_state=PERSIST)
             st.session_state.setdefault("dg_new_thr", 0.0)
-            thr = st.number_input("Threshold", key="dg_new_thr")
+            thr = st.number_input("Threshold", key="dg_new_thr", persist_state=PERSIST)
             d.update(column=col, op=op, threshold=float(thr))
         else:
-            d["expression"] = st.text_input("Expression (e.g. `income_real >= 50000 and age < 65`)", key="dg_new_expr")
+            d["expression"] = st.text_input("Expression (e.g. `income_real >= 50000 and age < 65`)", key="dg_new_expr", persist_state=PERSIST)
         if st.button("Add definition", key="act_add_target"):
             with guarded("adding the target definition"):
                 definition = target_from_dict(d)
@@ -434,25 +472,18 @@ def special_columns_section(frame: pd.DataFrame) -> None:
     st.subheader("4 · Records: key, weights, domains, eligibility")
     cols = [NONE] + list(frame.columns)
     c1, c2, c3, c4 = st.columns(4)
-    c1.selectbox("Record key", cols, key="dg_key")
-    c2.selectbox("Weight", cols, key="dg_weight")
-    c3.selectbox("Domain", cols, key="dg_domain")
-    c4.selectbox("Group (person, site…)", cols, key="dg_group_col")
+    c1.selectbox("Record key", cols, key="dg_key", persist_state=PERSIST)
+    c2.selectbox("Weight", cols, key="dg_weight", persist_state=PERSIST)
+    c3.selectbox("Domain", cols, key="dg_domain", persist_state=PERSIST)
+    c4.selectbox("Group (person, site…)", cols, key="dg_group_col", persist_state=PERSIST)
     domain = st.session_state.get("dg_domain", NONE)
     if domain != NONE:
-        values = sorted(map(str, pd.unique(frame[domain].dropna())))[:100]
-        info: SampleInfo | None = st.session_state.get(Keys.SAMPLE)
+        values = _seed_domain_values(frame, domain, st.session_state.get(Keys.SAMPLE))
         d1, d2 = st.columns(2)
-        src = str(info.source_domain) if info and str(info.source_domain) in values else values[0]
-        tgt = str(info.target_domain) if info and str(info.target_domain) in values else values[min(1, len(values) - 1)]
-        if st.session_state.get("dg_source_value") not in values:
-            st.session_state["dg_source_value"] = src
-        if st.session_state.get("dg_target_value") not in values:
-            st.session_state["dg_target_value"] = tgt
-        d1.selectbox("Source domain (training)", values, key="dg_source_value")
-        d2.selectbox("Target domain", values, key="dg_target_value")
-    st.text_input("Eligibility filter (expression; blank keeps all rows)", key="dg_eligibility")
-    st.checkbox("Add missingness indicators", key="dg_missing_ind")
+        d1.selectbox("Source domain (training)", values, key="dg_source_value", persist_state=PERSIST)
+        d2.selectbox("Target domain", values, key="dg_target_value", persist_state=PERSIST)
+    st.text_input("Eligibility filter (expression; blank keeps all rows)", key="dg_eligibility", persist_state=PERSIST)
+    st.checkbox("Add missingness indicators", key="dg_missing_ind", persist_state=PERSIST)
 
 
 def _domain_value(frame: pd.DataFrame, column: str | None, text: str | None) -> Any:
@@ -495,29 +526,28 @@ def model_section(table: LoadedTable, config: DatasetConfig, groups: dict[str, s
     """Choose a baseline, then train a zoo model or import one; saves a run."""
     st.subheader("5 · Baseline and model")
     c1, c2, c3 = st.columns([2, 2, 1])
-    baseline = c1.selectbox("Baseline vector", list(BASELINE_KINDS), key="dg_baseline")
+    baseline = c1.selectbox("Baseline vector", list(BASELINE_KINDS), key="dg_baseline", persist_state=PERSIST)
     tab_train, tab_import = st.tabs(["Train a model", "Import a model"])
     with tab_train:
-        kind = st.selectbox("Model", list(ZOO), format_func=lambda k: ZOO[k][0], key="dg_model_kind")
+        kind = st.selectbox("Model", list(ZOO), format_func=lambda k: ZOO[k][0], key="dg_model_kind", persist_state=PERSIST)
         st.session_state.setdefault("dg_seed", 0)
-        seed = int(st.number_input("Seed", min_value=0, step=1, key="dg_seed"))
+        seed = int(st.number_input("Seed", min_value=0, step=1, key="dg_seed", persist_state=PERSIST))
         if st.button("Train model", type="primary", key="act_train"):
-            with guarded("training the model"):
+            with guarded("training the model"), progress_bar("Preparing…") as progress:
                 dataset = build_dataset(table.frame, config)
-                bar = st.progress(0.0, text="Preparing…")
                 ws = train_workspace(
                     dataset,
                     spec=ModelSpec(kind=kind, seed=seed),
                     raw_groups=groups,
                     baseline_kind=baseline,
-                    progress=lambda f, m: bar.progress(min(max(f, 0.0), 1.0), text=m),
+                    progress=progress,
                 )
                 _store(ws)
     with tab_import:
         st.caption("Accepted: a scikit-learn model or pipeline saved with skops, or a LightGBM text model. Pickles are never loaded.")
         upload = st.file_uploader("Model file", type=["skops", "txt"], key="up_model")
         if upload is not None and st.button("Import model", key="act_import"):
-            with guarded(f"importing {upload.name}"):
+            with guarded(f"importing {upload.name}"), st.spinner("Importing…"):
                 dataset = build_dataset(table.frame, config)
                 model = import_model(upload.getvalue(), name=upload.name, table=dataset.frame)
                 ws = attach_model(dataset, model, raw_groups=groups, baseline_kind=baseline)
@@ -525,32 +555,38 @@ def model_section(table: LoadedTable, config: DatasetConfig, groups: dict[str, s
 
 
 def _store(ws: Workspace) -> None:
-    """Keep the model in the session first, then save it: a refused save (full disk, read-only registry) keeps it."""
+    """Keep the model in the session first (tied to the current inputs), then save it: a refused save (full disk,
+    read-only registry) keeps it."""
+    provenance = current_provenance()
+    WORKSPACE_SLOT.put(ws, provenance)
     auc = ws.metrics.query("split == 'test' and metric == 'auroc'")["value"].iloc[0]
     ready = f"Model ready: {ws.model.spec.get('kind')} · held-out AUROC {auc:.3f} · {ws.grouping.n_groups} evidence groups"
-    st.session_state[Keys.WORKSPACE] = ws
-    st.session_state[Keys.LAST_RUN] = None
     try:
         run_id = save_workspace(registry(), ws)
     except AuditInputError as err:  # shown by the caller's guarded block too; the model stays usable
         st.session_state[Keys.MESSAGE] = f"{ready} · kept in this session but not saved: {err.message}"
         raise
-    st.session_state[Keys.LAST_RUN] = run_id
+    WORKSPACE_SLOT.put(ws, provenance, run_id=run_id)
     st.session_state[Keys.MESSAGE] = f"{ready} · saved as run {run_id}."
 
 
 def workspace_section(groups: dict[str, str]) -> Workspace | None:
     """Show the current model: message, held-out metrics and the raw-origin table."""
-    ws: Workspace | None = st.session_state.get(Keys.WORKSPACE)
+    ws: Workspace | None = WORKSPACE_SLOT.value
     if ws is None:
         return None
+    changed = WORKSPACE_SLOT.changed(current_provenance())
+    if changed:
+        stale_notice("model", WORKSPACE_SLOT.provenance.describe(changed))
     baseline = st.session_state.get("dg_baseline", ws.baseline_kind)
     wanted = {c: g for c, g in groups.items() if c in set(ws.model.origins["raw_column"])}
-    if wanted != ws.grouping.raw_map() or baseline != ws.baseline_kind:
+    if not changed and (wanted != ws.grouping.raw_map() or baseline != ws.baseline_kind):
         with guarded("regrouping"):
-            ws = ws.with_grouping(wanted, baseline_kind=baseline)
-            st.session_state[Keys.WORKSPACE] = ws
-    if st.session_state.get(Keys.MESSAGE):
+            regrouped = ws.with_grouping(wanted, baseline_kind=baseline)
+            WORKSPACE_SLOT.put(regrouped, WORKSPACE_SLOT.provenance or current_provenance(),
+                               run_id=WORKSPACE_SLOT.run_id)
+            ws = regrouped
+    if st.session_state.get(Keys.MESSAGE) and not changed:
         st.success(st.session_state[Keys.MESSAGE], icon=":material/check_circle:")
     for _code, message in ws.warnings:
         st.warning(_escape_md(message), icon=":material/warning:")
@@ -559,6 +595,6 @@ def workspace_section(groups: dict[str, str]) -> Workspace | None:
         hide_index=True,
         key="view_metrics",
     )
-    st.markdown(f"**Raw-origin table** · grouping hash `{ws.grouping.hash[:12]}` · baseline `{ws.baseline_kind}`")
+    st.markdown(f"**Raw-origin table** · grouping hash {code(ws.grouping.hash[:12])} · baseline {code(ws.baseline_kind)}")
     st.dataframe(ws.grouping.to_frame(), hide_index=True, height=300, key="view_origin_table")
     return ws

@@ -3,13 +3,15 @@
 Widget keys: value widgets ``fr_``, buttons ``act_fr_``, display elements
 ``view_fr_``. Results live in session state under :data:`AUDIT_KEY`.
 
-Cancellation: the audit runs in chunks and reports progress after each
-chunk. Clicking **Stop** makes Streamlit interrupt the running script at the
-next progress update (its rerun-on-interaction behaviour); the rerun then
-sees the Stop click, records :data:`STOP_KEY` and says the run was stopped;
-nothing partial is stored or saved. The same flag is passed to the library
-as ``should_stop`` so a run that is *not* interrupted (e.g. headless) also
-stops between chunks.
+The audit runs as a :class:`components.jobs.Job` (:func:`start_audit`): it
+goes on when the user leaves the page, saves its own run, and is adopted into
+:data:`AUDIT_SLOT` when the page sees it finished (:func:`follow_and_adopt`).
+**Stop** asks the job to stop; the library polls it between certificate
+chunks (``should_stop``) and returns the certificates computed so far
+(``complete=False``), which are shown and never saved. Results are result
+slots (:class:`components.state.ResultSlot`) tied to the table, declaration
+and workspace (model and grouping) they came from; a stale one is shown with
+a notice and its actions (exports, comparisons) are disabled.
 """
 from __future__ import annotations
 
@@ -19,7 +21,7 @@ import pandas as pd
 import streamlit as st
 
 from audit_core.fragility import neural
-from audit_core.fragility.audit import AuditOptions, FragilityAudit, compare_models
+from audit_core.fragility.audit import AuditOptions, FragilityAudit, compare_models, run_fragility_audit
 from audit_core.fragility.engine import FragilityConfig
 from audit_core.fragility.operators import FAMILIES
 from audit_core.limits import Limits
@@ -28,34 +30,37 @@ from audit_core.models.zoo import ZOO
 from audit_core.runs.compare import runs_overview
 from audit_core.runs.save import save_fragility_run
 from components.counts import count_input
-from components.feedback import guarded
+from components import jobs
+from components.feedback import code, guarded, md_escape, progress_bar, stale_notice
 from components.figures import fragility as ff
-from components.state import Keys, registry
+from components.state import PERSIST, Keys, ResultSlot, current_provenance, registry
 
-__all__ = ["AUDIT_KEY", "STOP_KEY", "NEURAL_KEY", "options_form", "should_stop", "store_result", "show_audit",
-           "neural_section"]
+__all__ = ["AUDIT_KEY", "AUDIT_SLOT", "JOB", "NEURAL_KEY", "options_form", "start_audit", "follow_and_adopt",
+           "show_audit", "neural_section"]
 
 AUDIT_KEY = "fragility_audit"
-RUN_KEY = "fragility_run_id"
-STOP_KEY = "fragility_stop"
 COMPARE_KEY = "fragility_compare"
 NEURAL_KEY = "fragility_neural"
+JOB = "fragility"  # components.jobs name
+#: The audit shown on the page, tied to the table, declaration and workspace it was computed from.
+AUDIT_SLOT = ResultSlot(AUDIT_KEY, "fragility audit")
+NEURAL_SLOT = ResultSlot(NEURAL_KEY, "FR-ResMLP comparison")
 
 
 def options_form(ws: Workspace) -> AuditOptions:
     """Setup widgets; returns the audit options."""
     G = ws.grouping.n_groups
     c1, c2, c3, c4 = st.columns(4)
-    max_cases = count_input(c1, "Case-sample cap", count="cases", key="fr_max_cases", min_value=20,
+    max_cases = count_input(c1, "Case-sample cap", count="cases", key="fr_max_cases", persist_state=PERSIST, min_value=20,
                             upper=len(ws.test_index), value=200, step=50,
                             help="Held-out cases certified (seeded sample). Raise it for a fuller audit.")
-    k = count_input(c2, "Audit depth K", count="depth", key="fr_k", min_value=1, upper=G, value=min(5, G))
-    path = c3.selectbox("Removal path", ["static", "adaptive"], key="fr_path")
-    seed = c4.number_input("Seed", min_value=0, value=0, key="fr_seed")
-    families = st.multiselect("Degradation families", list(FAMILIES), default=list(FAMILIES), key="fr_families")
+    k = count_input(c2, "Audit depth K", count="depth", key="fr_k", persist_state=PERSIST, min_value=1, upper=G, value=min(5, G))
+    path = c3.selectbox("Removal path", ["static", "adaptive"], key="fr_path", persist_state=PERSIST)
+    seed = c4.number_input("Seed", min_value=0, value=0, key="fr_seed", persist_state=PERSIST)
+    families = st.multiselect("Degradation families", list(FAMILIES), default=list(FAMILIES), key="fr_families", persist_state=PERSIST)
     c5, c6 = st.columns(2)
-    base_sens = c5.checkbox("Baseline sensitivity (mean, median, mode, zero)", value=False, key="fr_baseline_sens")
-    draws = count_input(c6, "Draws R for stochastic operators", count="draws", key="fr_draws", min_value=2, value=10)
+    base_sens = c5.checkbox("Baseline sensitivity (mean, median, mode, zero)", value=False, key="fr_baseline_sens", persist_state=PERSIST)
+    draws = count_input(c6, "Draws R for stochastic operators", count="draws", key="fr_draws", persist_state=PERSIST, min_value=2, value=10)
     sample = st.session_state.get(Keys.SAMPLE)
     codes = dict(getattr(sample, "missing_codes", {}) or {})
     return AuditOptions(
@@ -65,27 +70,36 @@ def options_form(ws: Workspace) -> AuditOptions:
     )
 
 
-def should_stop() -> bool:
-    return bool(st.session_state.get(STOP_KEY, False))
+def start_audit(ws: Workspace, options: AuditOptions) -> jobs.Job:
+    """Start the audit as a job; the worker saves a complete audit as a fragility run."""
+    reg = registry()
+
+    def work(job: jobs.Job):
+        audit = run_fragility_audit(ws, options=options, progress=job.progress, should_stop=job.stop_requested)
+        return audit, (save_fragility_run(reg, ws, audit) if audit.complete else None)
+
+    return jobs.start(JOB, "Fragility audit", work, provenance=current_provenance(model=True))
 
 
-def store_result(ws: Workspace, audit: FragilityAudit) -> None:
-    """Keep the audit in session and save it to the registry when complete."""
-    st.session_state[AUDIT_KEY] = audit
-    st.session_state[COMPARE_KEY] = None
-    st.session_state[RUN_KEY] = save_fragility_run(registry(), ws, audit) if audit.complete else None
+def follow_and_adopt(job: jobs.Job | None) -> None:
+    """Follow a running audit; take a finished one into :data:`AUDIT_SLOT`; say how it ended."""
+    if jobs.follow_and_adopt(job, AUDIT_SLOT, stopped="Run stopped by the user; nothing from the interrupted run "
+                                                      "was saved."):
+        st.session_state[COMPARE_KEY] = None
 
 
-def _headline(audit: FragilityAudit) -> None:
+def _headline(audit: FragilityAudit, *, stale: bool = False) -> None:
     s = audit.summary
-    run_id = st.session_state.get(RUN_KEY)
+    run_id = AUDIT_SLOT.run_id if AUDIT_SLOT.value is audit and not stale else None
     st.success(
         f"Certified {len(s)} cases · mean k* {s['k_star'].mean():.2f} · mean FDS {s['fds'].mean():.3f}"
-        + (f" · saved as run {run_id}" if run_id else ""),
+        + (f" · saved as run {md_escape(run_id)}" if run_id else ""),
         icon=":material/verified:",
     )
+    if AUDIT_SLOT.note:
+        st.info(AUDIT_SLOT.note, icon=":material/update:")
     for note in audit.notes:
-        st.caption(note)
+        st.caption(md_escape(note))
     conf = s[s["p_hat"] >= 0.8]
     if len(conf) and "donor_any" in s:
         st.markdown(
@@ -98,8 +112,8 @@ def _ranking(audit: FragilityAudit) -> None:
     st.subheader("Which score finds brittle cases?")
     labels = list(audit.auroc["label"].unique())
     c1, c2 = st.columns(2)
-    label = c1.selectbox("Brittle label", labels, key="fr_label")
-    stratum = c2.selectbox("Stratum", list(audit.auroc["stratum"].unique()), key="fr_stratum")
+    label = c1.selectbox("Brittle label", labels, key="fr_label", persist_state=PERSIST)
+    stratum = c2.selectbox("Stratum", list(audit.auroc["stratum"].unique()), key="fr_stratum", persist_state=PERSIST)
     st.plotly_chart(ff.auroc_figure(audit.auroc, label=label, stratum=stratum), key="view_fr_auroc")
     part = audit.auroc[(audit.auroc["label"] == label) & (audit.auroc["stratum"] == stratum)]
     st.dataframe(part.sort_values("auroc", ascending=False), hide_index=True, key="view_fr_auroc_table")
@@ -117,7 +131,7 @@ def _heatmaps(audit: FragilityAudit) -> None:
         runs = reg.list_runs(audit_kind="fragility", status="done")
         overview = runs_overview([reg.load(r) for r in runs["run_id"].head(30)])
         if overview["model"].nunique() > 1 or overview["dataset"].nunique() > 1:
-            value = st.radio("Summary", ["mean_fds", "share_brittle_confident", "mean_rcma"], horizontal=True, key="fr_heat_value")
+            value = st.radio("Summary", ["mean_fds", "share_brittle_confident", "mean_rcma"], horizontal=True, key="fr_heat_value", persist_state=PERSIST)
             st.plotly_chart(ff.runs_heatmap_figure(overview, value=value), key="view_fr_runs_heatmap")
         else:
             st.caption("The dataset × model heatmap appears once fragility runs of several models or datasets are saved.")
@@ -126,10 +140,10 @@ def _heatmaps(audit: FragilityAudit) -> None:
     st.plotly_chart(ff.delta_heatmap_figure(delta.loc[order]), key="view_fr_delta_heatmap")
 
 
-def _case_inspector(ws: Workspace, audit: FragilityAudit) -> None:
+def _case_inspector(ws: Workspace, audit: FragilityAudit, *, stale: bool = False) -> None:
     st.subheader("Case inspector")
     s = audit.summary
-    mode = st.radio("Pick from", ["Top of FDS ranking", "Confident but fragile"], horizontal=True, key="fr_case_mode")
+    mode = st.radio("Pick from", ["Top of FDS ranking", "Confident but fragile"], horizontal=True, key="fr_case_mode", persist_state=PERSIST)
     if mode == "Confident but fragile":
         pool = s[(s["p_hat"] >= 0.8) & (s["k_star"] <= audit.batch.protocol.k)]
         pool = pool if len(pool) else s
@@ -139,11 +153,11 @@ def _case_inspector(ws: Workspace, audit: FragilityAudit) -> None:
     keys = [str(k) for k in pool["key"]]
     if st.session_state.get("fr_case") not in keys:
         st.session_state["fr_case"] = keys[0]
-    key = st.selectbox("Case", keys, key="fr_case")
+    key = st.selectbox("Case", keys, key="fr_case", persist_state=PERSIST)
     i = int(np.flatnonzero(s["key"].astype(str).to_numpy() == key)[0])
     cert = audit.batch.certificate(i)
-    st.markdown(f"#### Case trajectory · {key}")
-    st.caption(f"ŷ = {cert.y_hat}, p̂ = {cert.p_hat:.3f}, m0 = {cert.m0:.3f}, k* = {cert.k_star}, RCMA = {cert.rcma:.3f}, "
+    st.markdown(f"#### Case trajectory · {md_escape(key)}")
+    st.caption(f"ŷ = {cert.y_hat:d}, p̂ = {cert.p_hat:.3f}, m0 = {cert.m0:.3f}, k* = {cert.k_star:d}, RCMA = {cert.rcma:.3f}, "
                f"d = {cert.d:.2f}, FDS = {cert.fds:.3f}")
     c1, c2 = st.columns(2)
     c1.plotly_chart(ff.trajectory_figure(cert), key="view_fr_trajectory")
@@ -152,14 +166,14 @@ def _case_inspector(ws: Workspace, audit: FragilityAudit) -> None:
     order = pd.DataFrame({"rank": range(1, len(cert.order) + 1), "group": [names[g] for g in cert.order],
                           "delta": [cert.delta[g] for g in cert.order]})
     st.dataframe(order, hide_index=True, key="view_fr_order")
-    _model_comparison(ws, audit, str(key))
+    _model_comparison(ws, audit, str(key), stale=stale)
 
 
-def _model_comparison(ws: Workspace, audit: FragilityAudit, key: str) -> None:
+def _model_comparison(ws: Workspace, audit: FragilityAudit, key: str, *, stale: bool = False) -> None:
     st.markdown("#### Same case under the nominal winner and the most stable model")
     kinds = st.multiselect("Comparison models (trained on the same split)", list(ZOO),
-                           default=["lightgbm"] if "lightgbm" in ZOO else [], key="fr_compare_kinds")
-    if st.button("Train and compare", key="act_fr_compare"):
+                           default=["lightgbm"] if "lightgbm" in ZOO else [], key="fr_compare_kinds", persist_state=PERSIST)
+    if st.button("Train and compare", key="act_fr_compare", disabled=stale):
         with guarded("training the comparison models"), st.spinner("Training and certifying…"):
             st.session_state[COMPARE_KEY] = compare_models(ws, kinds, audit=audit)
     result = st.session_state.get(COMPARE_KEY)
@@ -182,8 +196,8 @@ def _search_and_temperature(audit: FragilityAudit) -> None:
     if audit.temperature is not None:
         t = audit.temperature
         st.subheader("Brittleness-aware temperature")
-        st.caption(f"T(x) = T0·(1 + β·FDS): T0 = {t.t0:.3f}, β = {t.beta:.3f} (fitted on {t.n_val} cases; "
-                   f"evaluated on {t.n_test}; pseudo-logits)")
+        st.caption(f"T(x) = T0·(1 + β·FDS): T0 = {t.t0:.3f}, β = {t.beta:.3f} (fitted on {t.n_val:d} cases; "
+                   f"evaluated on {t.n_test:d}; pseudo-logits)")
         st.plotly_chart(ff.temperature_figure(t.table), key="view_fr_temperature")
         st.dataframe(t.table, hide_index=True, key="view_fr_temperature_table")
     if audit.baseline is not None:
@@ -191,35 +205,39 @@ def _search_and_temperature(audit: FragilityAudit) -> None:
         st.dataframe(audit.baseline, hide_index=True, key="view_fr_baseline")
 
 
-def _exports(audit: FragilityAudit) -> None:
+def _exports(audit: FragilityAudit, *, stale: bool = False) -> None:
     st.subheader("Export")
     c1, c2, c3 = st.columns(3)
     c1.download_button("Certificates (JSON lines)", audit.batch.to_jsonl(), file_name="certificates.jsonl",
-                       mime="application/jsonl", key="act_fr_dl_jsonl")
+                       mime="application/jsonl", key="act_fr_dl_jsonl", disabled=stale)
     c2.download_button("Summary (CSV)", audit.summary.to_csv(index=False), file_name="fragility_summary.csv",
-                       mime="text/csv", key="act_fr_dl_csv")
+                       mime="text/csv", key="act_fr_dl_csv", disabled=stale)
     c3.download_button("Summary (Parquet)", audit.summary.astype({"key": str}).to_parquet(index=False),
-                       file_name="fragility_summary.parquet", key="act_fr_dl_parquet")
+                       file_name="fragility_summary.parquet", key="act_fr_dl_parquet", disabled=stale)
 
 
 def show_audit(ws: Workspace, audit: FragilityAudit) -> None:
-    """Everything the page shows for a finished audit."""
-    _headline(audit)
+    """Everything the page shows for a finished audit (with a notice, and no actions, when it is stale)."""
+    changed = AUDIT_SLOT.changed(current_provenance(model=True)) if AUDIT_SLOT.value is audit else []
+    stale = bool(changed)
+    if stale:
+        stale_notice(AUDIT_SLOT.what, AUDIT_SLOT.provenance.describe(changed))
+    _headline(audit, stale=stale)
     st.plotly_chart(ff.distributions_figure(audit.summary), key="view_fr_distributions")
     if not audit.complete:
         st.warning("The run was stopped early: only the certificates computed so far are shown.")
-        _case_inspector(ws, audit)
+        _case_inspector(ws, audit, stale=stale)
         return
     _ranking(audit)
     _heatmaps(audit)
-    _case_inspector(ws, audit)
+    _case_inspector(ws, audit, stale=stale)
     _search_and_temperature(audit)
-    _exports(audit)
+    _exports(audit, stale=stale)
 
 
 def neural_section(ws: Workspace, options: AuditOptions) -> None:
     """Expander "FR-ResMLP (optional)": how to enable it, or train and compare with α = γ = 0."""
-    with st.expander("FR-ResMLP (optional)", expanded=st.session_state.get(NEURAL_KEY) is not None):
+    with st.expander("FR-ResMLP (optional)", expanded=NEURAL_SLOT.value is not None):
         st.caption("A fragility-regularised residual MLP (PyTorch, CPU): cross-entropy + α·SymKL(p(x) ‖ p(x̃)) + "
                    "γ·margin hinge, where x̃ attenuates random evidence groups toward the baseline. It is trained on "
                    "this workspace's training rows (same preprocessing) and compared with the same network at "
@@ -227,37 +245,38 @@ def neural_section(ws: Workspace, options: AuditOptions) -> None:
         if not neural.torch_available():
             st.info(
                 "FR-ResMLP needs PyTorch, which is not installed. Enable it with "
-                f"`{neural.INSTALL_COMMAND}` (CPU build, torch==2.13.0) and restart the app; "
+                f"{code(neural.INSTALL_COMMAND)} (CPU build, torch==2.13.0) and restart the app; "
                 "`make test` installs it too.",
                 icon=":material/extension:",
             )
             return
         c1, c2, c3, c4 = st.columns(4)
         alpha = c1.number_input("α (SymKL weight)", min_value=0.0, max_value=10.0, value=float(neural.DEFAULTS["alpha"]),
-                                step=0.25, key="fr_neural_alpha")
+                                step=0.25, key="fr_neural_alpha", persist_state=PERSIST)
         gamma = c2.number_input("γ (margin hinge weight)", min_value=0.0, max_value=10.0,
-                                value=float(neural.DEFAULTS["gamma"]), step=0.25, key="fr_neural_gamma")
-        epochs = count_input(c3, "Epochs", count="epochs", key="fr_neural_epochs", min_value=1,
+                                value=float(neural.DEFAULTS["gamma"]), step=0.25, key="fr_neural_gamma", persist_state=PERSIST)
+        epochs = count_input(c3, "Epochs", count="epochs", key="fr_neural_epochs", persist_state=PERSIST, min_value=1,
                              value=int(neural.DEFAULTS["epochs"]))
-        width = count_input(c4, "Width", count="width", key="fr_neural_width", min_value=4,
+        width = count_input(c4, "Width", count="width", key="fr_neural_width", persist_state=PERSIST, min_value=4,
                             value=int(neural.DEFAULTS["width"]), step=8)
         if st.button("Train FR-ResMLP and compare", key="act_fr_neural"):
-            with guarded("training FR-ResMLP"):
-                bar = st.progress(0.0, text="Starting…")
+            with guarded("training FR-ResMLP"), progress_bar("Starting…") as progress:
                 result = neural.compare_fr_resmlp(
                     ws, alpha=float(alpha), gamma=float(gamma), seed=options.config.seed,
                     max_cases=options.max_cases, case_seed=options.case_seed, config=options.config,
                     params={"epochs": int(epochs), "width": int(width)},
-                    progress=lambda f, m: bar.progress(min(1.0, max(0.0, f)), text=m),
+                    progress=progress,
                 )
-                st.session_state[NEURAL_KEY] = result
-                bar.empty()
-        result = st.session_state.get(NEURAL_KEY)
+                NEURAL_SLOT.put(result, current_provenance(model=True))
+        result = NEURAL_SLOT.value
         if result is None:
             return
+        changed = NEURAL_SLOT.changed(current_provenance(model=True))
+        if changed:
+            stale_notice(NEURAL_SLOT.what, NEURAL_SLOT.provenance.describe(changed))
         table = result.to_frame()
-        st.markdown(f"**FR-ResMLP vs the same network at α = γ = 0** · {result.n_train} training rows · "
-                    f"AUROC on {result.n_heldout} held-out rows · certificates on {result.n_cases} held-out cases")
+        st.markdown(f"**FR-ResMLP vs the same network at α = γ = 0** · {result.n_train:,} training rows · "
+                    f"AUROC on {result.n_heldout:,} held-out rows · certificates on {result.n_cases:,} held-out cases")
         st.dataframe(table, hide_index=True, key="view_fr_neural_table")
         st.plotly_chart(ff.neural_comparison_figure(table), key="view_fr_neural_figure")
         st.caption("Lower mean RCMA / FDS = less fragile under the same certificate protocol. "

@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import streamlit as st
 
-from components.feedback import guarded
-from components.state import Keys, registry
+from components.feedback import code, guarded, md_escape
+from components.state import WORKSPACE_SLOT, Keys, current_provenance, registry
 
 __all__ = ["questions", "session_summary", "recent_runs"]
 
@@ -38,6 +38,10 @@ def session_summary() -> None:
     else:
         auc = ws.metrics.query("split == 'test' and metric == 'auroc'")["value"].iloc[0]
         c2.metric("Model", str(ws.model.spec.get("kind")), f"held-out AUROC {auc:.3f}", delta_color="off")
+        changed = WORKSPACE_SLOT.changed(current_provenance())
+        if changed:
+            c2.caption(f"Trained on {md_escape(WORKSPACE_SLOT.provenance.describe(changed))}: retrain it on "
+                       "Data & groups before auditing.")
 
 
 def recent_runs() -> None:
@@ -45,7 +49,7 @@ def recent_runs() -> None:
     with guarded("reading the run registry"):
         reg = registry()
         runs = reg.list_runs()
-        st.caption(f"Registry: `{reg.path}`")
+        st.caption(f"Registry: {code(reg.path)}")
         if runs.empty:
             st.info("No saved runs yet.")
         else:

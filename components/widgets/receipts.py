@@ -2,7 +2,9 @@
 
 Widget keys: value widgets ``rc_``, buttons ``act_rc_``, uploads ``up_rc_``,
 display elements ``view_rc_``. Results live in session state under
-:class:`RcKeys`. Every action runs inside :func:`components.feedback.guarded`,
+:class:`RcKeys`; the executed cube and the gate comparison are result slots
+(:data:`CUBE_SLOT`, :data:`GATE_SLOT`) tied to the inputs they were executed
+from, so after an edit they are marked stale and cannot be saved. Every action runs inside :func:`components.feedback.guarded`,
 so a refusal shows one message and keeps what the user typed. Caching is
 app-side only (``st.cache_resource`` for the immutable benchmark and the
 fitted baseline report).
@@ -32,9 +34,9 @@ from audit_core.receipts.controls import cube_controls
 from audit_core.runs.gate import DEFAULT_GATE_YAML, DEPLOYMENT_SCOPES, compare_gate
 from audit_core.safe_text import load_yaml
 from components.counts import count_input
-from components.feedback import guarded
+from components.feedback import code, guarded, md_escape, stale_notice
 from components.figures.receipts import baseline_figure, cube_view, reason_debt_figure
-from components.state import registry
+from components.state import PERSIST, Provenance, ResultSlot, digest, registry
 
 __all__ = ["RcKeys", "EXAMPLES", "editor_section", "cube_section", "benchmark_section",
            "predictions_section", "gate_section"]
@@ -49,6 +51,27 @@ class RcKeys:
     SCORE = "receipts_score"  # dict of frames
     GATE = "receipts_gate"  # GateComparison
     SAVED = "receipts_saved"  # str message
+
+
+#: The executed cube, tied to the two state texts and options it was executed from.
+CUBE_SLOT = ResultSlot(RcKeys.CUBE, "cube")
+#: The release-gate comparison, tied to the runs, scopes and rules it was executed from.
+GATE_SLOT = ResultSlot(RcKeys.GATE, "release-gate comparison")
+_CUBE_INPUTS = ("rc_old_text", "rc_new_text", "rc_granularity", "rc_missing_unknown")
+_GATE_INPUTS = ("rc_gate_old_runs", "rc_gate_new_runs", "rc_gate_old_scope", "rc_gate_new_scope",
+                "rc_gate_old_rules", "rc_gate_new_rules")
+
+
+def _inputs(keys: tuple[str, ...]) -> Provenance:
+    return Provenance(inputs=digest([st.session_state.get(k) for k in keys]))
+
+
+def _stale(slot: ResultSlot, keys: tuple[str, ...]) -> bool:
+    """Show the stale notice for ``slot`` when its inputs were edited since; True when stale."""
+    changed = slot.changed(_inputs(keys))
+    if changed:
+        stale_notice(slot.what, "other inputs than the ones in the editors above (they were edited since)")
+    return bool(changed)
 
 
 def _policy(amount: int, role: str, rule: str, authority: str = "r1: true\n  r2: true") -> str:
@@ -133,15 +156,15 @@ def editor_section() -> None:
         st.session_state["rc_example"] = next(iter(EXAMPLES))
         _load_example()
     c0, c1 = st.columns([3, 1])
-    c0.selectbox("Example", list(EXAMPLES), key="rc_example")
+    c0.selectbox("Example", list(EXAMPLES), key="rc_example", persist_state=PERSIST)
     c1.button("Load example", key="act_rc_load_example", on_click=_load_example)
     a, b = st.columns(2)
-    a.text_area("Old state (YAML or JSON)", key="rc_old_text", height=380)
-    b.text_area("New state (YAML or JSON)", key="rc_new_text", height=380)
+    a.text_area("Old state (YAML or JSON)", key="rc_old_text", persist_state=PERSIST, height=380)
+    b.text_area("New state (YAML or JSON)", key="rc_new_text", persist_state=PERSIST, height=380)
     o1, o2, o3 = st.columns(3)
-    o1.radio("Sources", ["parts", "items"], key="rc_granularity", horizontal=True,
+    o1.radio("Sources", ["parts", "items"], key="rc_granularity", persist_state=PERSIST, horizontal=True,
              help="parts: G, N, A (8 cells). items: each changed ground, rule or authority entry.")
-    o2.checkbox("Treat undeclared grounds as unknown", key="rc_missing_unknown",
+    o2.checkbox("Treat undeclared grounds as unknown", key="rc_missing_unknown", persist_state=PERSIST,
                 help="Off: a hybrid whose rule reads a ground it lacks is an error. On: that ground is UNKNOWN.")
     if o3.button("Execute cube", key="act_rc_execute", type="primary"):
         with guarded("executing the cube"):
@@ -152,8 +175,8 @@ def editor_section() -> None:
             cap = Limits.from_env().max_cube_k
             sc = execute_state_cube(old, new, granularity=gran, mode="full", missing=missing, max_sources=cap)
             pruned = execute_state_cube(old, new, granularity=gran, mode="pruned", missing=missing, max_sources=cap)
-            st.session_state[RcKeys.CUBE] = {"old": old, "new": new, "cube": sc, "pruned_calls": pruned.cube.calls,
-                                             "controls": _controls(old, new, sc, gran, missing)}
+            CUBE_SLOT.put({"old": old, "new": new, "cube": sc, "pruned_calls": pruned.cube.calls,
+                           "controls": _controls(old, new, sc, gran, missing)}, _inputs(_CUBE_INPUTS))
             st.session_state[RcKeys.SAVED] = None
 
 
@@ -163,10 +186,11 @@ def _controls(old, new, sc, gran: str, missing: str) -> pd.DataFrame:
 
 def cube_section() -> None:
     """The executed cube: verdicts, receipt, figure, cells, traces, controls, save and download."""
-    res = st.session_state.get(RcKeys.CUBE)
+    res = CUBE_SLOT.value
     if res is None:
         st.info("Edit the two states (or load an example) and press **Execute cube**.")
         return
+    stale = _stale(CUBE_SLOT, _CUBE_INPUTS)
     sc = res["cube"]
     cube = sc.cube
     m1, m2, m3, m4 = st.columns(4)
@@ -175,7 +199,8 @@ def cube_section() -> None:
     m3.metric("Receipt", cube.receipt_text if cube.changed else "none (no-op)")
     m4.metric("Adjudicator calls", f"{res['pruned_calls']} pruned / {cube.calls} full")
     if cube.changed:
-        st.success(f"Receipt (every minimal replacement set that reproduces {cube.v_new!r}): {cube.receipt_text}")
+        st.success(f"Receipt (every minimal replacement set that reproduces {code(repr(cube.v_new))}): "
+                   f"{code(cube.receipt_text)}")
     else:
         st.info("The endpoints agree: a no-op revision has no receipt.")
     st.plotly_chart(cube_view(cube), key="view_rc_cube")
@@ -190,13 +215,13 @@ def cube_section() -> None:
     text = json.dumps(payload, indent=2, default=str)
     c1, c2 = st.columns(2)
     c1.download_button("Download cube (JSON)", text, file_name="receipt_cube.json", mime="application/json",
-                       key="act_rc_download_cube")
-    if c2.button("Save to registry", key="act_rc_save_cube"):
+                       key="act_rc_download_cube", disabled=stale)
+    if c2.button("Save to registry", key="act_rc_save_cube", disabled=stale):
         with guarded("saving the cube"):
             run_id = _save("cube", payload, {"cells": sc.to_frame(), "trace": sc.trace_frame(),
                                              "controls": res["controls"]})
             st.session_state[RcKeys.SAVED] = f"Saved as run {run_id}."
-    if st.session_state.get(RcKeys.SAVED):
+    if st.session_state.get(RcKeys.SAVED) and not stale:
         st.success(st.session_state[RcKeys.SAVED])
 
 
@@ -224,8 +249,8 @@ def _baseline(n_cases: int, seed: int):
 def benchmark_section() -> None:
     """Generate the balanced benchmark (balance, difficulty mix), then train and score the baselines."""
     c1, c2, c3 = st.columns(3)
-    count_input(c1, "Cases", count="benchmark_cases", key="rc_bench_n", min_value=40, value=2000, step=500)
-    c2.number_input("Seed", min_value=0, max_value=2**31 - 1, value=0, key="rc_bench_seed")
+    count_input(c1, "Cases", count="benchmark_cases", key="rc_bench_n", persist_state=PERSIST, min_value=40, value=2000, step=500)
+    c2.number_input("Seed", min_value=0, max_value=2**31 - 1, value=0, key="rc_bench_seed", persist_state=PERSIST)
     if c3.button("Generate benchmark", key="act_rc_generate"):
         with guarded("generating the benchmark"):
             params = (int(st.session_state["rc_bench_n"]), int(st.session_state["rc_bench_seed"]))
@@ -240,7 +265,7 @@ def benchmark_section() -> None:
     df = bench.to_frame()
     base = df[df.control == ""]
     stats, cfg = bench.stats, bench.config
-    st.caption(f"{len(base)} cases + {len(df[df.control != ''])} controls (seed {params[1]}); "
+    st.caption(f"{len(base)} cases + {len(df[df.control != ''])} controls (seed {params[1]:d}); "
                f"control relations violated by executed receipts: {len(bench.control_violations)}.")
     m1, m2, m3, m4 = st.columns(4)
     m1.metric("Verdict changes", f"{base.changed.mean():.1%}", f"quota {cfg.change_share:.0%} per stratum × split",
@@ -271,8 +296,8 @@ def benchmark_section() -> None:
             st.session_state[RcKeys.BASELINE] = True
     if st.session_state.get(RcKeys.BASELINE):
         report = _baseline(*params)
-        st.markdown(f"**Baseline table** — trained on {report.n_train} single-source and no-op train cases; "
-                    f"the trivial baselines ({', '.join(TRIVIAL_MODELS)}) are scored on every set. "
+        st.markdown(f"**Baseline table** — trained on {report.n_train:,} single-source and no-op train cases; "
+                    f"the trivial baselines ({', '.join(map(code, TRIVIAL_MODELS))}) are scored on every set. "
                     "Receipt accuracy on changing cases carries a 95% percentile-bootstrap interval over cases.")
         st.dataframe(report.compact_frame(), hide_index=True, key="view_rc_baseline")
         with st.expander("Every column (drift, misattribution, reason debt at confidence 0.8)"):
@@ -284,7 +309,7 @@ def benchmark_section() -> None:
         if st.button("Save baseline report to registry", key="act_rc_save_baseline"):
             with guarded("saving the baseline report"):
                 rid = _save("baseline", report.to_dict(), {"baseline": report.to_frame(), "findings": report.findings})
-                st.success(f"Saved as run {rid}.")
+                st.success(f"Saved as run {md_escape(rid)}.")
 
 
 def _bench_jsonl(bench) -> str:
@@ -313,7 +338,7 @@ def predictions_section() -> None:
         gold = gold_from_benchmark(bench.cases)
         parsed = parse_predictions(up.getvalue(), gold=gold)
         if parsed.errors:
-            st.warning(f"{len(parsed.errors)} of {parsed.n_lines} lines refused; the other "
+            st.warning(f"{len(parsed.errors)} of {parsed.n_lines:,} lines refused; the other "
                        f"{len(parsed.predictions)} are scored.")
             st.dataframe(parsed.errors_frame(), hide_index=True, key="view_rc_pred_errors")
         scored = {p.case_id for p in parsed.predictions}
@@ -325,7 +350,7 @@ def predictions_section() -> None:
             st.dataframe(cons.to_frame(), hide_index=True, key="view_rc_consistency")
             if cons.violations:
                 st.caption("Violated pairs (each proves an error): " +
-                           ", ".join(f"{b} ↔ {c}" for _, b, c in cons.violations[:20]))
+                           ", ".join(f"{code(b)} ↔ {code(c)}" for _, b, c in cons.violations[:20]))
         grid = reason_debt_grid(sub, parsed.predictions)
         if grid["n_with_confidence"].max() > 0:
             st.dataframe(grid, hide_index=True, key="view_rc_reason_debt")
@@ -346,30 +371,32 @@ def gate_section() -> None:
         labels = {r.run_id: f"{r.audit_kind} · {r.dataset_name} · {r.model or '-'} · {r.run_id}" for r in runs.itertuples()}
         ids = list(labels)
         a, b = st.columns(2)
-        a.multiselect("Old: runs", ids, default=ids[:1], format_func=labels.get, key="rc_gate_old_runs")
+        a.multiselect("Old: runs", ids, default=ids[:1], format_func=labels.get, key="rc_gate_old_runs", persist_state=PERSIST)
         b.multiselect("New: runs (the same runs to compare rules or scope)", ids, default=ids[:1],
-                      format_func=labels.get, key="rc_gate_new_runs")
-        a.selectbox("Old deployment scope", DEPLOYMENT_SCOPES, index=1, key="rc_gate_old_scope")
-        b.selectbox("New deployment scope", DEPLOYMENT_SCOPES, index=2, key="rc_gate_new_scope")
-        a.text_area("Old release rules (norms + authority)", DEFAULT_GATE_YAML, height=260, key="rc_gate_old_rules")
-        b.text_area("New release rules (norms + authority)", DEFAULT_GATE_YAML, height=260, key="rc_gate_new_rules")
+                      format_func=labels.get, key="rc_gate_new_runs", persist_state=PERSIST)
+        a.selectbox("Old deployment scope", DEPLOYMENT_SCOPES, index=1, key="rc_gate_old_scope", persist_state=PERSIST)
+        b.selectbox("New deployment scope", DEPLOYMENT_SCOPES, index=2, key="rc_gate_new_scope", persist_state=PERSIST)
+        a.text_area("Old release rules (norms + authority)", DEFAULT_GATE_YAML, height=260, key="rc_gate_old_rules", persist_state=PERSIST)
+        b.text_area("New release rules (norms + authority)", DEFAULT_GATE_YAML, height=260, key="rc_gate_new_rules", persist_state=PERSIST)
         if st.button("Execute gate cube", key="act_rc_gate"):
             reg = registry()
             old_runs = [reg.load(r) for r in st.session_state["rc_gate_old_runs"]]
             new_runs = [reg.load(r) for r in st.session_state["rc_gate_new_runs"]]
-            st.session_state[RcKeys.GATE] = compare_gate(
+            GATE_SLOT.put(compare_gate(
                 old_runs, new_runs, old_scope=st.session_state["rc_gate_old_scope"],
                 new_scope=st.session_state["rc_gate_new_scope"],
-                old_rules=st.session_state["rc_gate_old_rules"], new_rules=st.session_state["rc_gate_new_rules"])
-    gc = st.session_state.get(RcKeys.GATE)
+                old_rules=st.session_state["rc_gate_old_rules"], new_rules=st.session_state["rc_gate_new_rules"]),
+                _inputs(_GATE_INPUTS))
+    gc = GATE_SLOT.value
     if gc is None:
         return
+    stale = _stale(GATE_SLOT, _GATE_INPUTS)
     cube = gc.cube.cube
     st.metric("Release verdict", f"{cube.v_old} → {cube.v_new}",
               f"receipt {cube.receipt_text}" if cube.changed else "no change", delta_color="off")
     absent = sorted(set(gc.old_grounds.absent) | set(gc.new_grounds.absent))
     if absent:
-        st.warning("Absent grounds (declared UNKNOWN, never guessed): " + ", ".join(absent))
+        st.warning("Absent grounds (declared UNKNOWN, never guessed): " + ", ".join(map(code, absent)))
     g1, g2 = st.columns(2)
     g1.dataframe(gc.old_grounds.to_frame(), hide_index=True, key="view_rc_gate_old_grounds")
     g2.dataframe(gc.new_grounds.to_frame(), hide_index=True, key="view_rc_gate_new_grounds")
@@ -381,10 +408,10 @@ def gate_section() -> None:
     payload = gc.to_dict()
     c1, c2 = st.columns(2)
     c1.download_button("Download gate cube (JSON)", json.dumps(payload, indent=2, default=str),
-                       file_name="release_gate_cube.json", key="act_rc_download_gate")
-    if c2.button("Save gate cube to registry", key="act_rc_save_gate"):
+                       file_name="release_gate_cube.json", key="act_rc_download_gate", disabled=stale)
+    if c2.button("Save gate cube to registry", key="act_rc_save_gate", disabled=stale):
         with guarded("saving the gate cube"):
             rid = _save("release-gate", payload, {"cells": gc.cube.to_frame(), "trace": gc.cube.trace_frame(),
                                                    "old_grounds": gc.old_grounds.to_frame(),
                                                    "new_grounds": gc.new_grounds.to_frame()})
-            st.success(f"Saved as run {rid}.")
+            st.success(f"Saved as run {md_escape(rid)}.")

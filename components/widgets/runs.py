@@ -25,9 +25,9 @@ from audit_core.runs.bundle import export_bundle, import_bundle, parquet_zip
 from audit_core.runs.compare import compare_runs_tables
 from audit_core.runs.gate import compare_runs
 from audit_core.runs.registry import RunRecord
-from components.feedback import guarded
+from components.feedback import code, guarded, md_escape
 from components.report import figures_for, render_report, summary_frame
-from components.state import registry
+from components.state import PERSIST, registry
 
 __all__ = [
     "RECEIPT_GATE_HOOK",
@@ -54,11 +54,11 @@ def default_receipt_gate(record_a: RunRecord, record_b: RunRecord) -> str | None
         shows the executed cube for these runs.
     """
     r = compare_runs(record_a, record_b)
-    absent = f" Absent grounds (UNKNOWN): {', '.join(r.grounds_absent)}." if r.grounds_absent else ""
-    return (f"Release gate (scope {r.scope}): A **{r.verdict_a}** → B **{r.verdict_b}**: "
-            f"**{'PASSED' if r.passed else 'FAILED'}** · receipt `{r.receipt_text}`.{absent} "
-            "The executed cube is on the Receipts page (release gate), or run "
-            f"`reliability-audit gate {record_a.run_id} {record_b.run_id}`.")
+    absent = f" Absent grounds (UNKNOWN): {', '.join(map(code, r.grounds_absent))}." if r.grounds_absent else ""
+    return (f"Release gate (scope {md_escape(r.scope)}): A **{md_escape(r.verdict_a)}** → "
+            f"B **{md_escape(r.verdict_b)}**: **{'PASSED' if r.passed else 'FAILED'}** · receipt "
+            f"{code(r.receipt_text)}.{absent} The executed cube is on the Receipts page (release gate), or run "
+            f"{code(f'reliability-audit gate {record_a.run_id} {record_b.run_id}')}.")
 
 
 #: ``hook(record_a, record_b) -> markdown | None``; see the module docstring.
@@ -80,25 +80,25 @@ def _label(runs: pd.DataFrame) -> Callable[[str], str]:
 def filtered_runs() -> pd.DataFrame:
     """Filter widgets (kind, model, dataset fingerprint, date range) and the filtered run list."""
     runs = registry().list_runs()
-    st.caption(f"Registry: `{registry().path}` · {len(runs)} saved run(s)")
+    st.caption(f"Registry: {code(registry().path)} · {len(runs)} saved run(s)")
     if registry().read_only:  # browsing works; every save says why it is off
-        st.info(fail("REGISTRY_READ_ONLY_NOTICE", reason=registry().read_only_reason).message, icon=":material/lock:")
+        st.info(md_escape(fail("REGISTRY_READ_ONLY_NOTICE", reason=registry().read_only_reason).message), icon=":material/lock:")
     if runs.empty:
         return runs
     c1, c2, c3, c4 = st.columns([1, 1, 2, 2])
-    kinds = c1.multiselect("Audit kind", sorted(runs["audit_kind"].unique()), key="ru_kind")
-    models = c2.multiselect("Model", sorted(runs["model"].dropna().unique()), key="ru_model")
+    kinds = c1.multiselect("Audit kind", sorted(runs["audit_kind"].unique()), key="ru_kind", persist_state=PERSIST)
+    models = c2.multiselect("Model", sorted(runs["model"].dropna().unique()), key="ru_model", persist_state=PERSIST)
     fps = runs.drop_duplicates("dataset_fingerprint")
     fp_label = dict(zip(fps["dataset_fingerprint"], fps["dataset_name"]))
     fingerprint = c3.selectbox(
         "Dataset (fingerprint)",
         [_ALL, *fp_label],
-        key="ru_fingerprint",
+        key="ru_fingerprint", persist_state=PERSIST,
         format_func=lambda f: f if f == _ALL else f"{fp_label[f]} · {f[:12]}",
     )
     created = pd.to_datetime(runs["created_at"], utc=True, format="ISO8601")
     lo, hi = created.min().date(), created.max().date()
-    dates = c4.date_input("Created between", value=(lo, hi), key="ru_dates")
+    dates = c4.date_input("Created between", value=(lo, hi), key="ru_dates", persist_state=PERSIST)
     out = runs
     if kinds:
         out = out[out["audit_kind"].isin(kinds)]
@@ -140,18 +140,18 @@ def show_record(record: RunRecord, *, key: str) -> None:
     """A saved run as stored: summary, figures (rebuilt from its tables), tables, manifest."""
     st.dataframe(summary_frame(record), hide_index=True, key=f"view_ru_{key}_summary")
     if record.error:
-        st.error(f"This run failed: {record.error}", icon=":material/error:")
+        st.error(f"This run failed: {md_escape(record.error)}", icon=":material/error:")
     try:
         figs = figures_for(record)
     except AuditInputError as err:  # tables saved by another version or edited: show them without figures
-        st.warning(err.message, icon=":material/warning:")
+        st.warning(md_escape(err.message), icon=":material/warning:")
         figs = []
     if not figs and record.tables:
-        st.caption(f"No figures are registered for audit kind '{record.audit_kind}'; showing its tables.")
+        st.caption(f"No figures are registered for audit kind {code(record.audit_kind)}; showing its tables.")
     for i, (title, fig) in enumerate(figs):
         st.plotly_chart(fig, key=f"view_ru_{key}_fig_{i}")
     for name, df in record.tables.items():
-        with st.expander(f"Table `{name}` · {df.shape[0]:,} × {df.shape[1]}"):
+        with st.expander(f"Table {code(name)} · {df.shape[0]:,} × {df.shape[1]:,}"):
             st.dataframe(df, hide_index=True, key=f"view_ru_{key}_table_{name}")
     with st.expander("Manifest (seeds, input hashes, versions)"):
         st.json(record.manifest, expanded=True)
@@ -165,7 +165,7 @@ def run_view_section(runs: pd.DataFrame) -> None:
         st.info("No runs match the filters.")
         return
     ids = list(runs["run_id"])
-    run_id = st.selectbox("Run", ids, key="ru_open", format_func=_label(runs))
+    run_id = st.selectbox("Run", ids, key="ru_open", persist_state=PERSIST, format_func=_label(runs))
     with guarded("opening the run"):
         record = _record(runs, run_id)
         c1, c2, c3, c4 = st.columns(4)
@@ -192,7 +192,7 @@ def run_view_section(runs: pd.DataFrame) -> None:
 def _delete_confirmation(run_id: str) -> None:
     if st.session_state.get(_PENDING_DELETE) != run_id:
         return
-    st.warning(f"Delete run `{run_id}` with all its tables? This cannot be undone.", icon=":material/warning:")
+    st.warning(f"Delete run {code(run_id)} with all its tables? This cannot be undone.", icon=":material/warning:")
     c1, c2 = st.columns(2)
     if c1.button("Yes, delete it", type="primary", key="act_ru_confirm_delete"):
         with guarded("deleting the run"):
@@ -200,7 +200,7 @@ def _delete_confirmation(run_id: str) -> None:
             st.session_state[_PENDING_DELETE] = None
             st.session_state.pop("ru_open", None)
             _clear_caches()
-            st.success(f"Deleted run {run_id}.")
+            st.success(f"Deleted run {code(run_id)}.")
             st.rerun()
     if c2.button("Cancel", key="act_ru_cancel_delete"):
         st.session_state[_PENDING_DELETE] = None
@@ -215,8 +215,8 @@ def compare_section(runs: pd.DataFrame) -> None:
     ids = list(runs["run_id"])
     fmt = _label(runs)
     c1, c2 = st.columns(2)
-    a = c1.selectbox("Run A (baseline)", ids, index=min(1, len(ids) - 1), key="ru_cmp_a", format_func=fmt)
-    b = c2.selectbox("Run B (candidate)", ids, index=0, key="ru_cmp_b", format_func=fmt)
+    a = c1.selectbox("Run A (baseline)", ids, index=min(1, len(ids) - 1), key="ru_cmp_a", persist_state=PERSIST, format_func=fmt)
+    b = c2.selectbox("Run B (candidate)", ids, index=0, key="ru_cmp_b", persist_state=PERSIST, format_func=fmt)
     if a == b:
         st.info("Pick two different runs.")
         return
@@ -232,7 +232,7 @@ def compare_section(runs: pd.DataFrame) -> None:
         if not deltas:
             st.info("The two runs share no table with numeric columns to compare.")
         for name, df in deltas.items():
-            st.markdown(f"**{name}** · B − A")
+            st.markdown(f"**{md_escape(name)}** · B − A")
             st.dataframe(df, hide_index=True, key=f"view_ru_cmp_{name}")
         link = RECEIPT_GATE_HOOK(ra, rb)
         if link:
@@ -253,4 +253,4 @@ def import_section() -> None:
         with guarded(f"importing {upload.name}"):
             run_id = import_bundle(registry(), upload.getvalue(), name=upload.name)
             _clear_caches()
-            st.success(f"Imported run {run_id}.", icon=":material/check_circle:")
+            st.success(f"Imported run {code(run_id)}.", icon=":material/check_circle:")

@@ -1,0 +1,189 @@
+"""Long audits run in a worker thread, so leaving the page does not drop them.
+
+A Streamlit script run ends as soon as the user interacts with the app,
+including a click on another page: Streamlit interrupts it at the next
+``st.*`` call. An audit computed inside the script run was therefore lost
+silently when the user navigated away (issue 10, item 6). Here the audit runs
+in a :class:`Job` (a daemon thread that calls the library only and saves its
+own registry run), and the page *follows* it: :func:`follow` shows its
+progress until it ends, and an interruption of the page stops following, not
+the job. On return the page follows again, or adopts the finished result; the
+sidebar lists jobs in progress on every page (:func:`sidebar_status`).
+
+The worker never calls ``st.*`` (it has no script context): it reports
+progress into the job, polls :meth:`Job.stop_requested`, and returns the
+result and its saved run id. A declared refusal is kept as its message; an
+unexpected error is logged with its traceback and kept as one sentence.
+"""
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import streamlit as st
+
+from audit_core.errors import AuditInputError
+from components.feedback import md_escape
+from components.state import Provenance, ResultSlot
+
+__all__ = ["Job", "start", "current", "follow", "follow_and_adopt", "sidebar_status"]
+
+log = logging.getLogger("reliability_audit")
+_JOBS = "jobs"  # session key: {name: Job}
+_POLL_S = 0.25
+
+
+@dataclass(eq=False)
+class Job:
+    """One audit running (or finished) in a worker thread.
+
+    Attributes
+    ----------
+    name, title : str
+        Session-unique name (one job per name) and what the sidebar calls it.
+    provenance : Provenance
+        What the audit is computed from (stored with the result).
+    status : {"running", "done", "stopped", "failed"}
+    fraction, message : float, str
+        Last progress report.
+    result, run_id : Any, str or None
+        What the worker returned (``done``; also a partial result when stopped).
+    error : str or None
+        The refusal or error text (``failed``, or ``stopped`` by a declared cancel).
+    adopted : bool
+        Set by the page once it has taken the result into its result slot.
+    """
+
+    name: str
+    title: str
+    provenance: Provenance
+    status: str = "running"
+    fraction: float = 0.0
+    message: str = "Starting…"
+    result: Any = None
+    run_id: str | None = None
+    error: str | None = None
+    adopted: bool = False
+    started: float = field(default_factory=time.time)
+    finished: float | None = None
+    followers_lost: int = 0  # page runs that stopped following before the end (navigated away, interacted)
+    _stop: threading.Event = field(default_factory=threading.Event, repr=False)
+    _thread: threading.Thread | None = field(default=None, repr=False)
+
+    @property
+    def running(self) -> bool:
+        return self.status == "running"
+
+    def progress(self, fraction: float, message: str) -> None:
+        """The worker's progress callback."""
+        self.fraction = min(max(float(fraction), 0.0), 1.0)
+        self.message = str(message)
+
+    def request_stop(self) -> None:
+        self._stop.set()
+
+    def stop_requested(self) -> bool:
+        return self._stop.is_set()
+
+    def join(self, timeout: float | None = None) -> None:
+        if self._thread is not None:
+            self._thread.join(timeout)
+
+    def _run(self, work: Callable[["Job"], tuple[Any, str | None]]) -> None:
+        try:
+            self.result, self.run_id = work(self)
+            self.status = "stopped" if self._stop.is_set() else "done"
+        except AuditInputError as err:
+            self.error = err.message
+            self.status = "stopped" if self._stop.is_set() else "failed"
+        except Exception as err:  # noqa: BLE001 - the worker boundary: never a traceback in the UI
+            log.exception("unexpected error in job %s", self.name)
+            self.error = f"Unexpected problem in the {self.title}: {type(err).__name__}: {str(err)[:300]}."
+            self.status = "failed"
+        finally:
+            self.finished = time.time()
+
+
+def _jobs() -> dict[str, Job]:
+    return st.session_state.setdefault(_JOBS, {})
+
+
+def current(name: str) -> Job | None:
+    """The session's job of that name (running or finished), if any."""
+    return _jobs().get(name)
+
+
+def start(name: str, title: str, work: Callable[[Job], tuple[Any, str | None]], *, provenance: Provenance) -> Job:
+    """Start ``work(job) -> (result, run_id)`` in a daemon thread; refuse a second job of the same name."""
+    running = current(name)
+    if running is not None and running.running:
+        return running
+    job = Job(name=name, title=title, provenance=provenance)
+    job._thread = threading.Thread(target=job._run, args=(work,), name=f"audit-job-{name}", daemon=True)
+    _jobs()[name] = job
+    job._thread.start()
+    return job
+
+
+def follow(job: Job) -> None:
+    """Show the job's progress until it ends; the bar always disappears at the end.
+
+    If the page run is interrupted (the user clicked elsewhere), Streamlit
+    raises its rerun exception from the progress update: the job keeps
+    running and the next page run follows it again.
+    """
+    bar = st.progress(job.fraction, text=md_escape(job.message))
+    finished = False
+    try:
+        while job.running:
+            time.sleep(_POLL_S)
+            bar.progress(job.fraction, text=md_escape(job.message))
+        finished = True
+    finally:
+        if not finished:
+            job.followers_lost += 1
+        bar.empty()
+
+
+def _clock(t: float | None) -> str:
+    return time.strftime("%H:%M:%S", time.localtime(t if t is not None else time.time()))
+
+
+def follow_and_adopt(job: Job | None, slot: ResultSlot, *, stopped: str) -> bool:
+    """Follow a running job; put a finished job's result into ``slot`` (once); say how the job ended.
+
+    A result that finished while the user was away from the page carries a
+    note saying so (shown with the result). A failed job shows its error and a
+    stopped one ``stopped`` (or its own cancel message) on every page run
+    until another job of that name starts. Returns True when a result was
+    adopted by this call.
+    """
+    if job is None:
+        return False
+    if job.running:
+        follow(job)
+    adopted = False
+    if not job.adopted:
+        job.adopted = True
+        if job.result is not None:
+            note = None
+            if job.followers_lost:
+                note = (f"This {job.title.lower()} (started {_clock(job.started)}) kept running while you were away "
+                        f"from the page or used other widgets, and finished at {_clock(job.finished)}.")
+            slot.put(job.result, job.provenance, run_id=job.run_id, note=note)
+            adopted = True
+    if job.status == "failed" and job.error:
+        st.error(md_escape(job.error), icon=":material/error:")
+    elif job.status == "stopped":
+        st.warning(md_escape(job.error or stopped), icon=":material/stop_circle:")
+    return adopted
+
+
+def sidebar_status() -> None:
+    """On every page: the jobs of this session still running, with their progress."""
+    running = [j for j in _jobs().values() if j.running]
+    for job in running:
+        st.sidebar.caption(f"{md_escape(job.title)} running · {job.fraction:.0%} · {md_escape(job.message)}")
