@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 from audit_core.data.intake import ReadOptions, list_sheets, read_table, read_tables
 from audit_core.errors import MESSAGES, AuditInputError
 
-NEW_CODES = {"NOT_A_TABLE", "EXCEL_SHEET_EMPTY", "EXCEL_NO_SHEET", "EXCEL_ALL_EMPTY", "COLUMN_NAMES_COUNT",
+NEW_CODES = {"NOT_A_TABLE", "GZIP_CAP", "EXCEL_SHEET_EMPTY", "EXCEL_NO_SHEET", "EXCEL_ALL_EMPTY", "COLUMN_NAMES_COUNT",
              "MULTI_FILE_COLUMNS", "MULTI_FILE_FORMAT", "MULTI_FILE_DUPLICATE", "MISSING_CODE_UNKNOWN_COLUMN",
              "READ_SINGLE_COLUMN", "READ_AMBIGUOUS_NUMBER", "READ_KEY_TEXT"}
 
@@ -55,8 +55,9 @@ def test_gzip_named_csv_is_expanded_and_read(name):
 def test_gzip_bomb_refused_at_the_expansion_cap():
     data = gzip.compress(b"a,b\n" + b"1,2\n" * 1_000_000)  # 4 MB of text packs into a few kB
     assert len(data) < 100_000
-    msg = refused("DECOMPRESSION_CAP", data, "bomb.csv", max_expansion_bytes=1_000_000)
-    assert "'bomb.csv'" in msg and "AUDIT_MAX_EXPANSION_MB" in msg
+    msg = refused("GZIP_CAP", data, "bomb.csv", max_expansion_bytes=1_000_000)
+    # cap 1,000,000 / 1,048,576 = 0.95 -> "1.0 MB"
+    assert "'bomb.csv'" in msg and "more than the 1.0 MB" in msg and "AUDIT_MAX_EXPANSION_MB" in msg
 
 
 def test_truncated_gzip_is_declared():

@@ -81,7 +81,7 @@ def decide_header(rows: list[list[str]], choice: HeaderChoice = "auto") -> tuple
         value, why = data_votes[0]
         return False, (
             f"First row: data, not a header — {len(data_votes)} of its {len(first)} values look like data "
-            f"(e.g. {value!r} {why}). Choose 'first row is the header' in Read options if this is wrong."
+            f"(e.g. {value!r} {why}). Set 'First row' to 'is the header' in Read options if this is wrong."
         )
     if header_votes:
         return True, (

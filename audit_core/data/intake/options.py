@@ -31,6 +31,11 @@ register_messages(
             "pipe- or space-separated, any file extension), Parquet or Excel (.xlsx)."
         ),
         "NOT_A_TABLE": "{name!r} is {what}, not a table. {hint}",
+        "GZIP_CAP": (
+            "{name!r} is gzip-compressed ({packed_mb:.2f} MB) and expands to more than the {cap_mb:.1f} MB "
+            "decompression cap. Refused as a possible decompression bomb; raise the cap (environment variable "
+            "AUDIT_MAX_EXPANSION_MB) only for a file you trust."
+        ),
         "EXCEL_SHEET_EMPTY": (
             "Sheet {sheet!r} of {name!r} is empty. Sheets with data: {sheets}. Choose one of them as the sheet."
         ),

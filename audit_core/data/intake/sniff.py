@@ -58,12 +58,9 @@ def expand(data: bytes, name: str, opts: ReadOptions) -> tuple[bytes, str | None
         with gzip.GzipFile(fileobj=io.BytesIO(data)) as g:
             while chunk := g.read(_CHUNK):
                 out.write(chunk)
-                if out.tell() > opts.max_expansion_bytes:
-                    from .checks import check_expansion
-
-                    # At least this much: the rest was never expanded.
-                    check_expansion(out.tell(), len(data), name, opts)
-    except (OSError, EOFError, zlib.error) as exc:
+                if out.tell() > opts.max_expansion_bytes:  # stop here: the rest is never expanded
+                    raise fail("GZIP_CAP", name=name, packed_mb=len(data) / MB, cap_mb=opts.max_expansion_bytes / MB)
+    except (OSError, EOFError, zlib.error) as exc:  # AuditInputError is not among these
         raise fail("UNPARSEABLE", name=name, fmt="gzip", detail=str(exc).strip()[:200] or "truncated") from None
     expanded = out.getvalue()
     if not expanded:
