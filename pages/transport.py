@@ -22,8 +22,10 @@ if table is None or columns is None or not get(Keys.TARGETS):
 ds_config, _ = current_config(table, columns)
 decl = tw.declaration_section(table.frame, ds_config, get(Keys.SAMPLE))
 tolerances = tw.tolerance_section()
-options = tw.setup_form()
-tw.run_section(table, ds_config, decl, options, tolerances)
+ws = get(Keys.WORKSPACE)
+options, fixed = tw.setup_form(ws)
+tw.run_section(table, ds_config, decl, options, tolerances, fixed,
+               fixed_target=ws.dataset.primary.name if fixed is not None else None)
 
 result = get(tw.RESULT_KEY)
 if result is None:
@@ -38,6 +40,7 @@ s_rate = c3.selectbox("Operating selection rate", cfg["selection_rates"],
                       index=min(2, len(cfg["selection_rates"]) - 1), key="tr_view_rate")
 if get(tw.RUN_KEY):
     st.success(f"Saved to the registry as run {get(tw.RUN_KEY)}.", icon=":material/check_circle:")
+st.info(tw.model_note(result), icon=":material/model_training:")
 
 tabs = st.tabs(["ID vs OOD", "Calibration", "Selective", "Conformal", "Stress", "Target definitions", "Heterogeneity",
                 "Downloads"])
