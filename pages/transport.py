@@ -24,8 +24,10 @@ ds_config, _ = current_config(table, columns)
 tw.sync_with_declaration()
 decl = tw.declaration_section(table.frame, ds_config, get(Keys.SAMPLE))
 tolerances = tw.tolerance_section()
-options = tw.setup_form()
-tw.run_section(table, ds_config, decl, options, tolerances)
+ws = get(Keys.WORKSPACE)
+options, fixed = tw.setup_form(ws)
+tw.run_section(table, ds_config, decl, options, tolerances, fixed,
+               fixed_target=ws.dataset.primary.name if fixed is not None else None)
 
 result = tw.RESULT_SLOT.value
 if result is None:
@@ -45,6 +47,7 @@ s_rate = c3.selectbox("Operating selection rate", cfg["selection_rates"],
                       index=min(2, len(cfg["selection_rates"]) - 1), key="tr_view_rate", persist_state=PERSIST)
 if tw.RESULT_SLOT.run_id and not changed:
     st.success(f"Saved to the registry as run {md_escape(tw.RESULT_SLOT.run_id)}.", icon=":material/check_circle:")
+st.info(tw.model_note(result), icon=":material/model_training:")
 
 tabs = st.tabs(["ID vs OOD", "Calibration", "Selective", "Conformal", "Stress", "Target definitions", "Heterogeneity",
                 "Downloads"])

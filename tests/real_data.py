@@ -49,3 +49,11 @@ def adult_dataset():
     from audit_core.runs.config import load_data, parse_config
 
     return load_data(parse_config(adult_config([{"kind": "transport"}])), base_dir=ROOT).dataset
+
+
+def adult_table():
+    """adult.data as the config reader reads it (``column_names``, ``na_values``, a ``.data`` file read as CSV)."""
+    from audit_core.data.intake import ReadOptions, read_table
+
+    header = (",".join(ADULT_COLUMNS) + "\n").encode()
+    return read_table(header + require(ADULT).read_bytes(), name="adult.data.csv", options=ReadOptions(na_values=("?",)))

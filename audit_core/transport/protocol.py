@@ -111,6 +111,10 @@ register_messages(
         "TRANSPORT_FIXED_MODEL_UNUSED": (
             "A fitted model was given, but the declaration refits zoo models: set fixed_model to audit it as it is."
         ),
+        "TRANSPORT_FIXED_MODEL_TARGET": (
+            "The model {label!r} predicts the target {target!r}: make {target!r} the first (primary) target "
+            "definition to audit it as it is, or refit zoo models instead."
+        ),
         "TRANSPORT_FIXED_MODEL_NOT_BINARY": "Transport is binary-only: the model {label!r} predicts {k} classes.",
         "TRANSPORT_MODEL_CANNOT_SCORE": (
             "The model {label!r} cannot score the {what}: {detail}. An imported model brings its own "

@@ -18,15 +18,18 @@ import pandas as pd
 import streamlit as st
 
 from audit_core.data.dataset import build_dataset
+from audit_core.errors import fail
+from audit_core.models.training import Workspace
 from audit_core.models.zoo import ZOO
-from audit_core.transport import DEFAULT_TOLERANCES, MAPPINGS, TransportConfig, run_transport
+from audit_core.transport import DEFAULT_TOLERANCES, MAPPINGS, TransportConfig, model_options, run_transport
 from components.counts import count_input
 from components import jobs
 from components.feedback import guarded
 from components.state import PERSIST, ResultSlot, current_provenance, declaration_digest, registry
 
 __all__ = ["RESULT_KEY", "RESULT_SLOT", "LOCK_KEY", "JOB", "sync_with_declaration", "declaration_section",
-           "setup_form", "tolerance_section", "run_section", "verdict_table", "downloads"]
+           "model_section", "setup_form", "model_note", "tolerance_section", "run_section", "verdict_table",
+           "downloads"]
 
 RESULT_KEY = "transport_result"  # TransportResult | None
 LOCK_KEY = "transport_locked_tolerances"  # dict | None
@@ -36,6 +39,15 @@ JOB = "transport"  # components.jobs name
 RESULT_SLOT = ResultSlot(RESULT_KEY, "transport result")
 _DECLARATION_WIDGETS = ("tr_domain", "tr_source", "tr_target", "tr_targets", "tr_subgroups")
 _VERDICT_COLOURS = {"transport-stable": "#d4edda", "transport-sensitive": "#f8d7da", "indeterminate": "#fff3cd"}
+RUN_KEY = "transport_run_id"
+#: Colour of each change direction: only a harmful change is shown in alarm colour.
+_DIRECTION_COLOURS = {"better": "#cfe2ff", "worse": "#f8d7da", "within tolerance": "#d4edda",
+                      "undetermined": "#fff3cd", "shifted": "#e2e3e5"}
+
+
+def _code(text: Any) -> str:
+    """Text for a Markdown code span (user-derived: a file name)."""
+    return str(text).replace("`", "'")
 
 
 def _default(key: str, value: Any) -> None:
@@ -111,19 +123,58 @@ def tolerance_section() -> dict | None:
     return st.session_state.get(LOCK_KEY)
 
 
-def setup_form() -> dict:
-    """Stages 2–7: split, fit, evaluation grids, stresses."""
+AS_IS = "Audit this model as it is (not refit)"
+REFIT = "Refit zoo models on each train partition instead"
+
+
+def model_section(ws: Workspace | None) -> tuple[dict, Any]:
+    """Which model the audit examines: the Data & groups model by default.
+
+    Returns the config options (``models`` and ``model_params``, or
+    ``fixed_model``) and the fixed model (or None).
+    """
+    kind = dict(ws.model.spec).get("kind") if ws is not None else None
+    imported = ws is not None and kind not in ZOO
+    if imported:
+        _default("tr_model_mode", AS_IS)
+        st.radio(f"Model: the imported model `{_code(ws.model.spec.get('source', kind))}`", (AS_IS, REFIT),
+                 key="tr_model_mode", persist_state=PERSIST, horizontal=True)
+        if st.session_state["tr_model_mode"] == AS_IS:
+            opts, fixed = model_options(ws, as_is=True)
+            st.caption("The model is **not refit** and keeps its own preprocessing. The source partitions fit only "
+                       "the probability mappings (calibration), the selection thresholds and conformal quantiles "
+                       "(selection) and the stress quantities (train). Its training records are unknown here, so "
+                       "the ID test may hold records it was trained on.")
+            return opts, fixed
+    _default("tr_models", [kind] if kind in ZOO else ["logistic_regression"])
+    st.multiselect("Models (refitted on each refit's train partition; the first is the primary model)", list(ZOO),
+                   format_func=lambda k: ZOO[k][0], key="tr_models", persist_state=PERSIST)
+    opts, _ = model_options(ws) if kind in ZOO else ({"model_params": {}}, None)
+    params = opts.get("model_params", {})
+    chosen = list(st.session_state["tr_models"])
+    if kind in ZOO:
+        st.caption(f"Default: the model trained on Data & groups, {ZOO[kind][0]}"
+                   + (f" with its settings {params[kind]}" if params.get(kind) else " with its default settings")
+                   + ". Each refit trains it again on its train partition (seed · 1000 + refit).")
+    else:
+        st.caption("No model trained on Data & groups yet: Transport refits the models chosen here.")
+    return {"models": tuple(chosen), "model_params": {k: v for k, v in params.items() if k in chosen}}, None
+
+
+def setup_form(ws: Workspace | None = None) -> tuple[dict, Any]:
+    """Stages 2–7: split, model, evaluation grids, stresses. Returns the options and the fixed model (or None)."""
     st.subheader("2–3 · Split and fit")
-    for k, v in (("tr_refits", 3), ("tr_seed", 0), ("tr_models", ["logistic_regression"]),
+    for k, v in (("tr_refits", 3), ("tr_seed", 0),
                  ("tr_mappings", ["raw", "platt", "isotonic"]), ("tr_bootstrap", 200), ("tr_alphas", [0.05, 0.1, 0.2]),
                  ("tr_rates", [0.5, 0.7, 0.8, 0.9, 0.95]), ("tr_stresses", ["target_definition", "degradation"]),
                  ("tr_m", 3), ("tr_sets", 10), ("tr_cap", 5000)):
         _default(k, v)
-    c1, c2, c3, c4 = st.columns(4)
+    model_opts, fixed = model_section(ws)
+    c1, c2, c4 = st.columns(3)
     count_input(c1, "Refits R", count="refits", key="tr_refits", persist_state=PERSIST, min_value=1, step=1)
     c2.number_input("Seed", min_value=0, step=1, key="tr_seed", persist_state=PERSIST)
-    c3.multiselect("Models", list(ZOO), key="tr_models", persist_state=PERSIST)
-    c4.multiselect("Probability mappings", list(MAPPINGS), key="tr_mappings", persist_state=PERSIST)
+    c4.multiselect("Probability mappings (the first is the one the release gate reads)", list(MAPPINGS),
+                   key="tr_mappings", persist_state=PERSIST)
     st.caption("Source split 60/15/10/15 (train / probability calibration / selection & conformal / ID test), "
                "stratified by target and subgroups, grouped by the declared group column.")
     st.subheader("4–5 · Evaluation and transported rules")
@@ -138,11 +189,11 @@ def setup_form() -> dict:
     count_input(e3, "Random sets J per refit", count="random_sets", key="tr_sets", persist_state=PERSIST, min_value=2, step=1)
     count_input(e4, "Row cap per test set (stress)", count="rows", key="tr_cap", persist_state=PERSIST, min_value=200, step=500)
     ss = st.session_state
-    return dict(n_refits=int(ss["tr_refits"]), seed=int(ss["tr_seed"]), models=tuple(ss["tr_models"]),
+    return dict(n_refits=int(ss["tr_refits"]), seed=int(ss["tr_seed"]), **model_opts,
                 mappings=tuple(ss["tr_mappings"]), n_bootstrap=int(ss["tr_bootstrap"]),
                 alphas=tuple(sorted(ss["tr_alphas"])), selection_rates=tuple(sorted(ss["tr_rates"])),
                 stresses=tuple(ss["tr_stresses"]), degradation_m=int(ss["tr_m"]), n_random_sets=int(ss["tr_sets"]),
-                stress_max_rows=int(ss["tr_cap"]))
+                stress_max_rows=int(ss["tr_cap"])), fixed
 
 
 def _value(frame: pd.DataFrame, column: str, text: str) -> Any:
@@ -152,14 +203,17 @@ def _value(frame: pd.DataFrame, column: str, text: str) -> Any:
     return text
 
 
-def run_section(table, ds_config, decl: dict, options: dict, tolerances: dict | None) -> None:
+def run_section(table, ds_config, decl: dict, options: dict, tolerances: dict | None, fixed=None,
+                fixed_target: str | None = None) -> None:
     """The run button, Cancel and progress; the job stores its result in :data:`RESULT_SLOT` and saves a run."""
     job = jobs.current(JOB)
     disabled = tolerances is None or not decl["targets"] or (job is not None and job.running)
     c1, c2 = st.columns([1, 4])
     if c1.button("Run transport audit", type="primary", key="act_tr_run", disabled=disabled):
         with guarded("running the transport audit"):
-            job = _start(table, ds_config, decl, options, tolerances)
+            if fixed is not None and decl["targets"][0] != fixed_target:
+                raise fail("TRANSPORT_FIXED_MODEL_TARGET", label=options.get("fixed_model"), target=fixed_target)
+            job = _start(table, ds_config, decl, options, tolerances, fixed)
     if job is not None and job.running:
         if c2.button("Cancel", key="act_tr_cancel"):
             job.request_stop()
@@ -169,7 +223,7 @@ def run_section(table, ds_config, decl: dict, options: dict, tolerances: dict | 
     jobs.follow_and_adopt(job, RESULT_SLOT, stopped="The transport run was cancelled; nothing was saved.")
 
 
-def _start(table, ds_config, decl: dict, options: dict, tolerances: dict) -> jobs.Job:
+def _start(table, ds_config, decl: dict, options: dict, tolerances: dict, fixed=None) -> jobs.Job:
     """Declare the run here (a refusal shows at once), then fit and evaluate in a job."""
     from dataclasses import replace
 
@@ -187,7 +241,7 @@ def _start(table, ds_config, decl: dict, options: dict, tolerances: dict) -> job
 
     def work(job: jobs.Job):
         job.progress(0.0, "Declaring…")
-        result = run_transport(ds.frame, config=cfg, progress=job.progress, should_cancel=job.stop_requested)
+        result = run_transport(ds.frame, config=cfg, model=fixed, progress=job.progress, should_cancel=job.stop_requested)
         job.progress(1.0, "Saving to the registry…")
         return result, result.save_to_registry(reg, dataset_name=ds_config.name, dataset_fingerprint=ds.fingerprint)
 
@@ -195,11 +249,28 @@ def _start(table, ds_config, decl: dict, options: dict, tolerances: dict) -> job
 
 
 def verdict_table(verdicts: pd.DataFrame, *, model: str, mapping: str, weighting: str = "unweighted"):
-    """ID-vs-OOD paired changes with intervals and coloured verdicts (a Styler)."""
+    """ID-vs-OOD paired changes with intervals, verdicts and their direction, coloured by direction (a Styler)."""
     v = verdicts[(verdicts["model"] == model) & (verdicts["mapping"] == mapping) & (verdicts["weighting"] == weighting)]
-    v = v[["analysis", "metric", "alpha", "selection_rate", "delta", "ci_low", "ci_high", "tolerance", "verdict"]]
-    return v.style.apply(lambda col: [f"background-color: {_VERDICT_COLOURS.get(x, '')}" for x in col],
-                         subset=["verdict"]).format(precision=4, na_rep="")
+    cols = ["analysis", "metric", "alpha", "selection_rate", "id_value", "ood_value", "delta", "ci_low", "ci_high",
+            "tolerance", "verdict", "direction", "good_direction"]
+    v = v[[c for c in cols if c in v.columns]].rename(columns={
+        "selection_rate": "selection rate", "id_value": "ID", "ood_value": "OOD", "delta": "change OOD − ID",
+        "ci_low": "interval low", "ci_high": "interval high", "good_direction": "good direction"})
+    colour = v.get("direction", v["verdict"])
+    return v.style.apply(lambda col: [f"background-color: {_DIRECTION_COLOURS.get(x, '')}" for x in colour],
+                         subset=[c for c in ("verdict", "direction") if c in v.columns]).format(precision=4, na_rep="")
+
+
+def model_note(result) -> str:
+    """One sentence on which model was audited and whether it was refit (from the manifest)."""
+    m = result.manifest.get("model", {})
+    if m.get("refit") is False:
+        return (f"Audited model: `{_code(m.get('label'))}`, as it is: **not refit**; only the probability mappings, "
+                "thresholds, conformal quantiles and stress quantities were fitted on the source partitions.")
+    kinds = m.get("kinds") or result.manifest.get("config", {}).get("models", [])
+    params = {k: v for k, v in (m.get("params") or {}).items() if v}
+    return ("Audited models: " + ", ".join(ZOO[k][0] if k in ZOO else str(k) for k in kinds)
+            + (f" (settings {params})" if params else "") + ", refitted on each refit's train partition.")
 
 
 def id_ood_table(table: pd.DataFrame, *, model: str, mapping: str) -> pd.DataFrame:
