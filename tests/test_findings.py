@@ -163,3 +163,88 @@ def test_finding_is_frozen():
     f = Finding(text="x", kind="k")
     with pytest.raises(AttributeError):
         f.text = "y"  # type: ignore[misc]
+
+
+# ---------------------------------------------------------------- loan sample: sentences match the result tables
+@pytest.fixture(scope="module")
+def loan_fragility():
+    from audit_core.fragility.audit import run_fragility_audit
+
+    from fragility_data import loan_workspace
+
+    ws, _ = loan_workspace()
+    return run_fragility_audit(ws, options=AuditOptions(max_cases=60, n_boot=50))
+
+
+def test_loan_fragility_numbers_match_the_result(loan_fragility):
+    a = loan_fragility
+    fs = {f.kind: f for f in fragility_findings(a)}
+    s = a.summary
+    conf = s[s["p_hat"] >= 0.8]
+    flips = fs["confident_flips"]
+    assert flips.numbers["confident"] == len(conf) and flips.numbers["flipped"] == int(conf["donor_any"].sum())
+    assert flips.text.startswith(f"{int(conf['donor_any'].sum())} of {len(conf)} confident predictions")
+    k = a.batch.protocol.k
+    assert fs["certificate_flips"].numbers["flipped"] == int((s["k_star"] <= k).sum())
+    t = a.auroc[(a.auroc["label"] == "donor_any") & (a.auroc["stratum"] == "all")].set_index("score")["auroc"]
+    rank = fs["certificate_vs_confidence"]
+    best_conf = max(t[c] for c in CONF)
+    assert rank.numbers["fds"] == t["fds"] and rank.numbers["confidence"] == best_conf
+    assert f"AUROC {t['fds']:.2f} vs {best_conf:.2f}".replace("-", "−") in rank.text
+    # the negative result is said exactly when it holds
+    assert ("does not rank brittle cases better" in rank.text) == (t["fds"] <= best_conf)
+    inc = a.incremental.set_index("label").loc["donor_any"]
+    assert fs["incremental_value"].numbers["difference"] == inc["difference"]
+    assert f"{inc['lo']:.2f}, {inc['hi']:.2f}]".replace("-", "−") in fs["incremental_value"].text
+    assert 3 <= len(fs) <= 6
+
+
+@pytest.fixture(scope="module")
+def loan_transport():
+    from audit_core.data.dataset import DatasetConfig, build_dataset
+    from audit_core.data.samples import load_sample
+    from audit_core.transport import TransportConfig, run_transport
+
+    frame, info = load_sample("loan_synthetic")
+    ds = build_dataset(frame, DatasetConfig(name="loan", targets=info.target_definitions[:1], domain_column="year",
+                                            source_domain=2019, target_domain=2023, group_column="branch_id",
+                                            roles={c: "ignore" for c in info.exclude_columns}))
+    return run_transport(ds.frame, config=TransportConfig.from_dataset(
+        ds, n_refits=2, n_bootstrap=10, n_random_sets=3, stress_max_rows=800, mappings=("platt",), stresses=()))
+
+
+def test_loan_transport_numbers_match_the_result(loan_transport):
+    r = loan_transport
+    fs = {f.kind: f for f in transport_findings(r)}
+    t = r.table  # recompute the refit means from the long table, not from the summary
+    clean = t[(t["condition"] == "clean") & (t["weighting"] == "unweighted") & (t["model"] == "logistic_regression")
+              & (t["mapping"] == "platt")]
+
+    def mean(analysis, metric, domain, **kw):
+        m = clean[(clean["analysis"] == analysis) & (clean["metric"] == metric) & (clean["domain"] == domain)]
+        for col, v in kw.items():
+            m = m[np.isclose(m[col], v)]
+        assert m["refit"].nunique() == 2
+        return m["value"].mean()
+
+    sel = fs["selective_threshold"]
+    for q in ("rate", "risk"):
+        for d in ("id", "ood"):
+            assert sel.numbers[f"{q}_{d}"] == pytest.approx(mean("selective", q, d, selection_rate=0.8))
+    assert f"answers {100 * mean('selective', 'rate', 'ood', selection_rate=0.8):.0f}% of cases" in sel.text
+    cc = fs["conformal_class_coverage"]
+    c = int(cc.numbers["class"])
+    marg = {k: mean("conformal_marginal", f"coverage_class{k}", "ood", alpha=0.1) for k in (0, 1)}
+    assert c == min(marg, key=marg.get)
+    assert cc.numbers["coverage_marginal"] == pytest.approx(marg[c])
+    lc = mean("conformal_label_conditional", f"coverage_class{c}", "ood", alpha=0.1)
+    assert cc.numbers["coverage_label_conditional"] == pytest.approx(lc)
+    assert f"({lc:.2f} vs {marg[c]:.2f} marginal" in cc.text
+    vt = r.verdicts
+    v = vt[(vt["analysis"] == "metrics") & (vt["metric"] == "auroc") & (vt["model"] == "logistic_regression")
+           & (vt["mapping"] == "platt") & (vt["weighting"] == "unweighted")].iloc[0]
+    assert fs["change_auroc"].numbers["change"] == v["delta"] and v["verdict"] in fs["change_auroc"].text
+    tally = fs["verdict_tally"].numbers
+    vv = r.verdicts[(r.verdicts["model"] == "logistic_regression") & (r.verdicts["mapping"] == "platt")]
+    assert tally["checked"] == len(vv)
+    assert tally["sensitive"] == (vv["verdict"] == "transport-sensitive").sum()
