@@ -6,6 +6,7 @@ from components.feedback import guarded
 from components.routing import require_router
 from components.state import Keys
 from components.widgets import fragility as fw
+from components.widgets.findings import fragility_panel
 
 require_router()  # first: route through app.py even on a fresh server (see components/routing.py)
 
@@ -35,6 +36,7 @@ if run:
 
 audit = st.session_state.get(fw.AUDIT_KEY)
 if audit is not None:
+    fragility_panel(audit, st.session_state.get(fw.COMPARE_KEY))
     fw.show_audit(ws, audit)
 
 fw.neural_section(ws, options)

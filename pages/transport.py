@@ -5,6 +5,7 @@ from components.figures import transport as tf
 from components.routing import require_router
 from components.state import Keys, get
 from components.widgets import transport as tw
+from components.widgets.findings import transport_panel
 from components.widgets.data import current_config
 
 require_router()  # first: route through app.py even on a fresh server (see components/routing.py)
@@ -38,6 +39,7 @@ s_rate = c3.selectbox("Operating selection rate", cfg["selection_rates"],
                       index=min(2, len(cfg["selection_rates"]) - 1), key="tr_view_rate")
 if get(tw.RUN_KEY):
     st.success(f"Saved to the registry as run {get(tw.RUN_KEY)}.", icon=":material/check_circle:")
+transport_panel(result, model=model, mapping=mapping, selection_rate=s_rate)
 
 tabs = st.tabs(["ID vs OOD", "Calibration", "Selective", "Conformal", "Stress", "Target definitions", "Heterogeneity",
                 "Downloads"])
