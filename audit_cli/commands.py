@@ -188,6 +188,10 @@ def _cmd_gate(args: argparse.Namespace) -> int:
     else:
         print(result.to_frame().to_string(index=False))
         print(result.summary_text())
+        from audit_core.findings import gate_findings
+
+        for f in gate_findings(result):
+            print(f"{f.severity}: {f.text}")
     print("gate: PASSED" if result.passed else "gate: FAILED")
     return EXIT_OK if result.passed else EXIT_GATE_FAILED
 
