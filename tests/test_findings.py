@@ -248,3 +248,20 @@ def test_loan_transport_numbers_match_the_result(loan_transport):
     vv = r.verdicts[(r.verdicts["model"] == "logistic_regression") & (r.verdicts["mapping"] == "platt")]
     assert tally["checked"] == len(vv)
     assert tally["sensitive"] == (vv["verdict"] == "transport-sensitive").sum()
+
+
+def test_saved_transport_run_has_the_same_findings_and_the_report_opens_with_them(loan_transport, tmp_path):
+    import html
+
+    from audit_core.findings import record_findings
+    from audit_core.runs.registry import RunRegistry
+    from components.report import render_report
+
+    reg = RunRegistry(tmp_path / "reg.sqlite3")
+    record = reg.load(loan_transport.save_to_registry(reg, dataset_name="loan_synthetic"))
+    expected = [f.text for f in transport_findings(loan_transport)]
+    assert [f.text for f in record_findings(record)] == expected and len(expected) >= 3
+    doc = render_report(record, generated_at="t")
+    assert doc.index("<h2>Findings</h2>") < doc.index("<h2>Summary</h2>")
+    for text in expected:
+        assert html.escape(text) in doc

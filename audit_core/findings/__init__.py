@@ -8,6 +8,7 @@ brittle cases better than plain confidence).
 from .finding import Finding, Severity
 from .fragility import fragility_findings
 from .gate import gate_findings
+from .records import record_findings
 from .transport import transport_findings
 
-__all__ = ["Finding", "Severity", "fragility_findings", "transport_findings", "gate_findings"]
+__all__ = ["Finding", "Severity", "fragility_findings", "transport_findings", "gate_findings", "record_findings"]
