@@ -151,11 +151,20 @@ def _cmd_run(args: argparse.Namespace) -> int:
                 raise _OutputsLost(f"{exc.message} The {o.kind} run {o.run_id} is saved in the registry: "
                                    f"write its files again with `reliability-audit export {o.run_id}`.") from None
             print(f"{o.kind}\tdone\t{o.run_id}\t{folder}")
+            from audit_core.findings import record_findings
+
+            _print_findings(record_findings(registry.load(o.run_id)), indent="  ")
         else:
             print(f"{o.kind}\tfailed\t{o.run_id}\t{o.error}")
             _err(f"the {o.kind} audit failed (saved as failed run {o.run_id}): {o.error}")
             status = EXIT_RUN_FAILED
     return status
+
+
+def _print_findings(findings, *, indent: str = "") -> None:
+    """One line per finding: ``severity: sentence``."""
+    for f in findings:
+        print(f"{indent}{f.severity}: {f.text}")
 
 
 def _cmd_report(args: argparse.Namespace) -> int:
@@ -187,6 +196,9 @@ def _cmd_gate(args: argparse.Namespace) -> int:
     else:
         print(result.to_frame().to_string(index=False))
         print(result.summary_text())
+        from audit_core.findings import gate_findings
+
+        _print_findings(gate_findings(result))
     print("gate: PASSED" if result.passed else "gate: FAILED")
     return EXIT_OK if result.passed else EXIT_GATE_FAILED
 

@@ -6,6 +6,7 @@ from components.feedback import stale_notice
 from components.routing import require_router
 from components.state import WORKSPACE_SLOT, current_provenance
 from components.widgets import fragility as fw
+from components.widgets.findings import fragility_panel
 
 require_router()  # first: route through app.py even on a fresh server (see components/routing.py)
 
@@ -38,6 +39,7 @@ fw.follow_and_adopt(job)
 
 audit = fw.AUDIT_SLOT.value
 if audit is not None:
+    fragility_panel(audit, st.session_state.get(fw.COMPARE_KEY))
     fw.show_audit(ws, audit)
 
 fw.neural_section(ws, options)

@@ -6,6 +6,7 @@ from components.figures import transport as tf
 from components.routing import require_router
 from components.state import PERSIST, Keys, current_provenance, get
 from components.widgets import transport as tw
+from components.widgets.findings import transport_panel
 from components.widgets.data import current_config
 
 require_router()  # first: route through app.py even on a fresh server (see components/routing.py)
@@ -48,6 +49,7 @@ s_rate = c3.selectbox("Operating selection rate", cfg["selection_rates"],
 if tw.RESULT_SLOT.run_id and not changed:
     st.success(f"Saved to the registry as run {md_escape(tw.RESULT_SLOT.run_id)}.", icon=":material/check_circle:")
 st.info(tw.model_note(result), icon=":material/model_training:")
+transport_panel(result, model=model, mapping=mapping, selection_rate=s_rate)
 
 tabs = st.tabs(["ID vs OOD", "Calibration", "Selective", "Conformal", "Stress", "Target definitions", "Heterogeneity",
                 "Downloads"])

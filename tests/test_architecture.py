@@ -29,6 +29,7 @@ never import each other::
     models       audit_core.models
     audits       audit_core.fragility | audit_core.transport | audit_core.receipts
     runs         audit_core.runs
+    findings     audit_core.findings (sentences read from audit results and the gate)
     library      audit_core (the package's curated __init__)
     app side     components
     entry points audit_cli | pages, app
@@ -60,6 +61,7 @@ LAYERS: tuple[tuple[str, tuple[tuple[str, ...], ...]], ...] = (
     ("models", (("audit_core.models",),)),
     ("audits", (("audit_core.fragility",), ("audit_core.transport",), ("audit_core.receipts",))),
     ("runs", (("audit_core.runs",),)),
+    ("findings", (("audit_core.findings",),)),
     ("library", (("audit_core",),)),
     ("app side", (("components",),)),
     ("entry points", (("audit_cli",), ("pages", "app"))),
@@ -291,7 +293,7 @@ def test_builtin_plugins_are_named_by_existing_modules(graph: Graph) -> None:
 
 def test_top_level_of_the_library() -> None:
     top = sorted(p.name for p in (ROOT / "audit_core").iterdir() if p.name != "__pycache__")
-    assert top == ["__init__.py", "data", "errors.py", "expr", "fragility", "limits.py", "metrics.py", "models",
+    assert top == ["__init__.py", "data", "errors.py", "expr", "findings", "fragility", "limits.py", "metrics.py", "models",
                    "receipts", "runs", "safe_text.py", "transport"]
 
 

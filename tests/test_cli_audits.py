@@ -75,6 +75,11 @@ def test_gate_exit_codes_on_runs_built_to_pass_and_to_fail(fragility_run) -> Non
     assert fails.returncode == 1, fails.stderr
     assert "release gate (internal): A release -> B block: FAILED; receipt {G:test_auroc}" in fails.stdout
     assert fails.stdout.strip().endswith("gate: FAILED")
+    # the gate's findings, in words: the verdict with its rule, and what accounts for the change
+    assert ("alert: Release is blocked: held-out AUROC must be at least 0.70 (test_auroc is 0.60; rule discrimination)."
+            in fails.stdout)
+    assert "info: The change from the baseline run (release → block) is accounted for by {G:test_auroc} alone." \
+        in fails.stdout
     passes = cli("gate", bad_id, good_id, "--scope", "internal", "--registry", str(reg))
     assert passes.returncode == 0, passes.stderr
     assert "A block -> B release: PASSED; receipt {G:test_auroc}" in passes.stdout

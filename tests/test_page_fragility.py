@@ -73,6 +73,11 @@ def test_run_shows_results_and_saves_a_run(registry_path: Path) -> None:
     at.radio(key="fr_case_mode").set_value("Confident but fragile").run()
     assert not at.exception
     assert any(t.startswith("#### Case trajectory") for t in _texts(at, "markdown"))
+    # the findings panel shows after the run, with the confident-flip count and the certificate-vs-confidence sentence
+    texts = [t.value for t in at.text]
+    assert "What this run found" in headings
+    assert any("confident predictions (p̂ ≥ 0.8) flip" in t for t in texts), texts
+    assert any("than plain confidence" in t for t in texts), texts
 
 
 def test_stop_button_says_stopped(registry_path: Path) -> None:

@@ -86,6 +86,11 @@ def test_run_small_transport_and_save(registry_path):
     assert rec.config["targets"][0]["name"] == "default"
     assert len(at.get("plotly_chart")) >= 6
     assert any("Saved to the registry" in s.value for s in at.success)
+    # the findings panel shows after the run: its title and sentences in plain text, led by the operating threshold
+    texts = [t.value for t in at.text]
+    assert "What this run found" in " ".join(m.value for m in at.markdown)
+    assert any("2023 the 0.8 selection threshold answers" in t for t in texts), texts
+    assert any("label-conditional sets" in t for t in texts), texts
 
 
 def test_page_smoke_through_app(registry_path):

@@ -32,6 +32,7 @@ import pandas as pd
 from plotly.offline import get_plotlyjs
 
 from audit_core.errors import AuditInputError
+from audit_core.findings import record_findings
 from audit_core.runs.bundle import write_file
 from audit_core.runs.registry import RunRecord
 
@@ -122,6 +123,11 @@ def render_report(record: RunRecord, *, generated_at: str | None = None) -> str:
     ]
     if record.error:
         parts.append(f"<p class='status-failed'>Error: {e(record.error)}</p>")
+    findings = record_findings(record)
+    if findings:  # first, before any table: what the run found, in words
+        parts += ["<h2>Findings</h2>", "<ul id='findings'>"]
+        parts += [f"<li class='finding-{e(f.severity)}'>{e(f.text)}</li>" for f in findings]
+        parts.append("</ul>")
     parts += ["<h2>Summary</h2>", _table_html(summary_frame(record), table_id="summary-table")]
     verdicts = record.tables.get("verdicts")
     if verdicts is not None:

@@ -1,0 +1,40 @@
+"""The findings panel: an audit's plain-language sentences in one bordered box, shown after a run.
+
+Every sentence is rendered with ``st.text`` (never as Markdown), because
+sentences carry names that come from the user's data (domain values, model
+names). Severity is an icon in front of the sentence.
+"""
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import streamlit as st
+
+from audit_core.findings import Finding, fragility_findings, transport_findings
+
+__all__ = ["ICONS", "findings_panel", "fragility_panel", "transport_panel"]
+
+#: Severity -> icon shown before the sentence.
+ICONS = {"info": "ℹ️", "good": "✅", "warning": "⚠️", "alert": "⛔"}
+TITLE = "What this run found"
+
+
+def findings_panel(findings: Sequence[Finding], *, key: str) -> None:
+    """One ``st.container(border=True)`` holding the sentences, each with its severity icon."""
+    with st.container(border=True, key=key):
+        st.markdown(f"**{TITLE}**")
+        if not findings:
+            st.text("No finding could be stated for this run.")
+        for f in findings:
+            st.text(f"{ICONS.get(f.severity, ICONS['info'])} {f.text}")
+
+
+def fragility_panel(audit, compare=None) -> None:
+    """Findings of a Fragility audit; ``compare`` is the stored ``(table, batches)`` of the model comparison."""
+    findings_panel(fragility_findings(audit, models=compare[0] if compare else None), key="view_fr_findings")
+
+
+def transport_panel(result, *, model: str, mapping: str, selection_rate: float) -> None:
+    """Findings of a Transport result for the model, mapping and operating rate chosen on the page."""
+    findings_panel(transport_findings(result, model=model, mapping=mapping, selection_rate=float(selection_rate)),
+                   key="view_tr_findings")
