@@ -96,8 +96,16 @@ def test_four_heart_files_stacked_in_one_upload():
     frame = at.session_state["table"].frame
     assert frame.shape == (920, 15) and frame["source_file"].nunique() == 4
     assert "Stacked 4 files" in _report(at)
+    at.button(key="act_accept_roles").click().run()  # cp (col_3) codes 1-4 -> categorical, among others
+    assert dict(zip(at.session_state["columns_table"]["column"], at.session_state["columns_table"]["role"]))[
+        "col_3"] == "categorical"
     at.button(key="act_accept_codes").click().run()
+    assert not at.exception and not at.error
     assert pd.api.types.is_float_dtype(at.session_state["table"].frame["col_12"].dtype)  # ca, once "?" is missing
+    # The re-read refreshed the column table: ca's new type is shown, the accepted role of cp is kept.
+    cols = at.session_state["columns_table"].set_index("column")
+    assert cols.loc["col_12", "dtype"] == "float64" and cols.loc["col_3", "role"] == "categorical"
+    assert round(cols.loc["col_12", "missing_share"] * 920) == 4 + 291 + 118 + 198  # PROVENANCE, ca per site
 
 
 def test_mismatched_stack_and_gzip_and_sheets_are_visible_text():
@@ -132,3 +140,16 @@ def test_training_refusal_names_the_class_counts():
     at.button(key="act_train").click().run()
     errors = " ".join(e.value for e in at.error)
     assert "class 'yes' has only 1 of the 300 eligible training rows" in errors, errors
+
+
+def test_few_held_out_positives_warn_beside_the_metrics():
+    rows = "\n".join(f"{i % 97},{'yes' if i % 100 == 0 else 'no'}" for i in range(2_000))  # 20 positives
+    at = _upload([("rare.csv", ("x,label\n" + rows).encode())])
+    at.text_input(key="dg_new_name").set_value("t")
+    at.selectbox(key="dg_new_col").set_value("label").run()
+    at.selectbox(key="dg_new_pos").set_value("yes").run()
+    at.button(key="act_add_target").click().run()
+    at.button(key="act_train").click().run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    warnings = " ".join(w.value.replace("\\", "") for w in at.warning)
+    assert "The held-out split has only 5 row(s) of class 'yes' (fewer than 20)" in warnings

@@ -194,3 +194,23 @@ def test_high_cardinality_categoricals_are_proposed_identifiers():
     props = propose_roles(frame)
     assert props["zip"].role == "identifier" and "101 levels" in props["zip"].reason
     assert propose_roles(frame, {"zip": "identifier"}) == {}
+
+
+def test_the_missing_value_suggestion_works_for_a_long_column_name():
+    long = "income_" + "x" * 4_000  # the suggestion is ~4,020 characters, over the 2,000-character cap
+    frame = pd.DataFrame({long: [np.nan] + list(np.arange(39.0)), "x": np.arange(40.0), "z": np.arange(40.0) % 3})
+    target = {"kind": "threshold", "name": "rich", "column": long, "threshold": 10}
+    msg = refused("TARGET_MISSING_VALUES", lambda: build_dataset(frame, DatasetConfig(name="t", targets=(target,))))
+    suggestion = msg.split("such as `", 1)[1].rsplit("`.", 1)[0]
+    assert len(suggestion) > 4_000
+    ds = build_dataset(frame, DatasetConfig(name="t", targets=(target,), eligibility=suggestion))
+    assert len(ds.frame) == 39  # the one missing row is excluded; the long column holds 0..38, x 1..39
+    expr = {"kind": "expression", "name": "e", "expression": f"{long} >= 10 and x > 0"}
+    assert build_dataset(ds.frame, DatasetConfig(name="t", targets=(expr,))).primary.counts == (10, 29)
+
+
+def test_the_syntax_cap_still_holds_without_long_names():
+    from audit_core.data.eligibility import EligibilityFilter
+
+    refused("EXPR_TOO_LONG", lambda: EligibilityFilter(expression="(" * 3_000 + "x" + ")" * 3_000))
+    refused("EXPR_TOO_LONG", lambda: EligibilityFilter(expression=" or ".join(["a > 1"] * 500)))

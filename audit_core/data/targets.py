@@ -30,7 +30,9 @@ import numpy as np
 import pandas as pd
 
 from audit_core.errors import excerpt, excerpts, fail, register_messages
-from audit_core.expr import Expr, Name, evaluate_frame, parse_expression, referenced_names, to_text
+from audit_core.expr import Expr, Name, evaluate_frame, referenced_names, to_text
+
+from .eligibility import parse_condition
 
 __all__ = [
     "MAX_CLASSES",
@@ -402,7 +404,7 @@ class ExpressionTarget:
         if not isinstance(self.expression, str):
             raise _bad(f"`{self.name}`", "'expression' must be a text, got "
                        f"{type(self.expression).__name__}")
-        object.__setattr__(self, "_tree", parse_expression(self.expression))
+        object.__setattr__(self, "_tree", parse_condition(self.expression))
 
     @property
     def columns(self) -> tuple[str, ...]:
