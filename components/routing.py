@@ -6,7 +6,8 @@ script calls ``st.navigation``. While it is set, a request for a sub-page
 (the first request of a fresh server for ``/fragility``, say) runs
 ``pages/fragility.py`` on its own: without ``app.py``'s set-up and with the
 v1 sidebar. Our layout keeps the page files in ``pages/``, so every page calls
-:func:`require_router` first. In v1 mode it runs ``app.main()`` in place,
+:func:`require_router` first, before its heavy imports (this module imports
+only streamlit), so the navigation is on screen at once. In v1 mode it runs ``app.main()`` in place,
 which calls ``st.navigation`` (clearing the flag) and renders the requested
 page through it, then stops the outer run. Nothing is rerun, so a button
 click that arrived with the request is not lost.

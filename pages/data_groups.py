@@ -1,11 +1,12 @@
 """Data & groups: pick data, declare targets and records, group the evidence, train or import a model."""
+from components.routing import require_router
+
+require_router()  # first, before the heavy imports: route through app.py even on a fresh server (see components/routing.py)
+
 import streamlit as st
 
 from components.figures.data import group_sizes_figure, missingness_figure
-from components.routing import require_router
 from components.widgets import data as dw
-
-require_router()  # first: route through app.py even on a fresh server (see components/routing.py)
 
 st.title("Data & groups")
 st.caption("Every audit starts here: the table, what the label means, which columns form evidence blocks, and the model.")

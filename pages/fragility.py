@@ -1,14 +1,15 @@
 """Fragility: which confident predictions rest on a narrow evidence base, and how fast does support collapse?"""
+from components.routing import require_router
+
+require_router()  # first, before the heavy imports: route through app.py even on a fresh server (see components/routing.py)
+
 import streamlit as st
 
 from components import jobs
 from components.feedback import stale_notice
-from components.routing import require_router
 from components.state import WORKSPACE_SLOT, current_provenance
 from components.widgets import fragility as fw
 from components.widgets.findings import fragility_panel
-
-require_router()  # first: route through app.py even on a fresh server (see components/routing.py)
 
 st.title("Fragility")
 st.caption("Counterfactual fragility certificates: how many evidence groups must fail before a prediction flips, "

@@ -1,10 +1,11 @@
 """Home: what the tool answers, the session's data and model, and recent runs."""
+from components.routing import require_router
+
+require_router()  # first, before the heavy imports: route through app.py even on a fresh server (see components/routing.py)
+
 import streamlit as st
 
-from components.routing import require_router
 from components.widgets.home import questions, recent_runs, session_summary
-
-require_router()  # first: route through app.py even on a fresh server (see components/routing.py)
 
 st.title("Reliability audit")
 questions()

@@ -1,10 +1,11 @@
 """Receipts: when an evaluator's verdict changes, which change among grounds, norms and authority accounts for it."""
+from components.routing import require_router
+
+require_router()  # first, before the heavy imports: route through app.py even on a fresh server (see components/routing.py)
+
 import streamlit as st
 
-from components.routing import require_router
 from components.widgets import receipts as rw
-
-require_router()  # first: route through app.py even on a fresh server (see components/routing.py)
 
 st.title("Receipts")
 st.caption(

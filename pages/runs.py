@@ -1,11 +1,12 @@
 """Runs & reports: browse saved runs, reopen one without recomputing, compare, export, import."""
+from components.routing import require_router
+
+require_router()  # first, before the heavy imports: route through app.py even on a fresh server (see components/routing.py)
+
 import streamlit as st
 
 from components.feedback import guarded
-from components.routing import require_router
 from components.widgets import runs as rw
-
-require_router()  # first: route through app.py even on a fresh server (see components/routing.py)
 
 st.title("Runs & reports")
 st.caption(

@@ -1,15 +1,16 @@
 """Transport: do probabilities, abstention thresholds and conformal sets keep their meaning on the target domain?"""
+from components.routing import require_router
+
+require_router()  # first, before the heavy imports: route through app.py even on a fresh server (see components/routing.py)
+
 import streamlit as st
 
 from components.feedback import md_escape, stale_notice
 from components.figures import transport as tf
-from components.routing import require_router
 from components.state import PERSIST, Keys, current_provenance, get
 from components.widgets import transport as tw
 from components.widgets.findings import transport_panel
 from components.widgets.data import current_config
-
-require_router()  # first: route through app.py even on a fresh server (see components/routing.py)
 
 st.title("Transport")
 st.caption("The model may still rank well on the new domain — but do its probabilities, abstention thresholds and "

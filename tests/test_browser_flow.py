@@ -48,7 +48,7 @@ def test_subpage_url_on_a_fresh_server_goes_through_app(tmp_path: Path) -> None:
     with serve_app(tmp_path / "registry.sqlite3") as url, browser_page() as page:
         page.goto(url + "/data_groups", wait_until="domcontentloaded")
         page.get_by_text("1 · Data").wait_for(timeout=60_000)
-        nav = page.locator('[data-testid="stSidebarNav"]')
+        nav = page.locator('[data-testid="stSidebar"]')  # app.py draws the navigation (Streamlit's own is off)
         nav.get_by_text("Data & groups").wait_for(timeout=30_000)
         labels = nav.inner_text()
         # app.py's titles, not the file names Streamlit's old pages/ discovery would show

@@ -51,11 +51,9 @@ TRUSTED: dict[tuple[str, str], str] = {
 
 
 def _files() -> list[Path]:
-    out = []
-    for entry in SCANNED:
-        p = ROOT / entry
-        out += [p] if p.is_file() else sorted(p.rglob("*.py"))
-    return out
+    from test_hardening_static import _files as source_files  # the whole source tree
+
+    return [p for p in source_files() if p.relative_to(ROOT).parts[0] in SCANNED]
 
 
 def _func_name(node: ast.AST) -> str | None:
@@ -160,15 +158,14 @@ def test_no_unescaped_user_text_reaches_markdown():
     assert not offences, "wrap user- or file-derived text in md_escape() or code():\n" + "\n".join(offences)
 
 
-def test_a_stored_run_error_from_a_shared_registry_renders_as_text(tmp_path, monkeypatch):
+def test_a_stored_run_error_from_a_shared_registry_renders_as_text(registry_path):
     """Runs & reports shows another user's stored error text: escaped, so no link or image is built."""
     from streamlit.testing.v1 import AppTest
 
     from app_text import rendered
     from audit_core.runs.registry import RunRegistry
 
-    path = tmp_path / "registry.sqlite3"
-    monkeypatch.setenv("AUDIT_REGISTRY_PATH", str(path))
+    path = registry_path
     hostile = "![x](http://127.0.0.1:1/x.png) [sign in](http://evil.example) :red[alert]"
     reg = RunRegistry(path)
     run_id = reg.create_run(audit_kind="model", dataset_name=f"data {hostile}", dataset_fingerprint="0" * 64,

@@ -28,13 +28,6 @@ PREFIXES = ("dg_", "fr_", "tr_", "rc_", "ru_")
 KINDS = ("number_input", "selectbox", "multiselect", "text_input", "text_area", "checkbox", "radio")
 
 
-@pytest.fixture
-def registry_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    path = tmp_path / "registry.sqlite3"
-    monkeypatch.setenv("AUDIT_REGISTRY_PATH", str(path))
-    return path
-
-
 def _app() -> AppTest:
     return AppTest.from_file(str(ROOT / "app.py"), default_timeout=240)
 
