@@ -42,7 +42,8 @@ CASES = {
     "tolerance_huge": ({"tr_tol_auroc": 1e9}, {}, "ok"),
     "stress_rows_huge": ({}, {"tr_cap": 10**12}, "reset"),
     "one_bootstrap_resample": ({}, {"tr_bootstrap": 1}, "reset"),
-    "feature_budget_beyond_features": ({}, {"tr_m": 50}, "reset"),
+    "feature_budget_beyond_features": ({}, {"tr_m": 50}, "ok"),  # under the widget's bound (AUDIT_MAX_DEPTH)
+    "feature_budget_over_its_bound": ({}, {"tr_m": 10**6}, "reset"),
     "every_row_its_own_subgroup": ({}, {"tr_subgroups": ["application_id"]}, "either"),
     "all_alphas_and_rates": ({}, {"tr_alphas": [0.01, 0.05, 0.1, 0.2, 0.3],
                                   "tr_rates": [0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 1.0]}, "ok"),
