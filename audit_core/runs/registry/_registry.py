@@ -324,11 +324,11 @@ class RunRegistry(_RegistryFile):
         """
         if self.read_only:
             return []
+        hours = stale_after_hours()  # read every time, so a bad value is reported at once
         with self._connect() as conn:
             rows = conn.execute("SELECT run_id, owner, created_at FROM runs WHERE status = 'running'").fetchall()
         if not rows:
             return []
-        hours = stale_after_hours()
         marks = [(reason, run_id) for run_id, owner, created in rows
                  if (reason := abandoned_reason(owner, created, now=_records._utcnow, max_age_hours=hours))]
         if not marks:

@@ -188,6 +188,10 @@ class _RegistryFile:
                 conn.execute("PRAGMA foreign_keys = ON")
                 conn.execute("PRAGMA synchronous = NORMAL")
             yield conn
+        except sqlite3.OperationalError as exc:
+            if _disk_is_full(self.path, exc):  # even reads fail when the WAL index cannot grow
+                raise self._full(exc) from exc
+            raise
         finally:
             conn.close()
 
@@ -196,8 +200,8 @@ class _RegistryFile:
         """One transaction: ``BEGIN IMMEDIATE`` for writes, snapshot for reads."""
         if write:
             self.require_writable()
-        with self._connect() as conn:
-            try:
+        try:
+            with self._connect() as conn:  # maps a full disk to REGISTRY_FULL
                 conn.execute("BEGIN IMMEDIATE" if write else "BEGIN")
                 try:
                     yield conn
@@ -206,15 +210,11 @@ class _RegistryFile:
                         conn.execute("ROLLBACK")
                     raise
                 else:
-                    conn.execute("COMMIT")
-            except sqlite3.OperationalError as exc:
-                if write and conn.in_transaction:
-                    conn.execute("ROLLBACK")
-                if write and _disk_is_full(self.path, exc):
-                    raise self._full(exc) from exc
-                if write and _is_read_only_error(exc):
-                    raise self._read_only_error(str(exc)) from exc
-                raise
+                    conn.execute("COMMIT")  # on failure the connection closes and SQLite rolls back
+        except sqlite3.OperationalError as exc:
+            if write and _is_read_only_error(exc):
+                raise self._read_only_error(str(exc)) from exc
+            raise
 
     def _ensure_schema(self) -> None:
         """Validate an existing file or initialise a new one; fall back to read-only when it cannot be written.
