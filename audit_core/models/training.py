@@ -27,6 +27,11 @@ __all__ = ["Workspace", "split_holdout", "train_workspace", "attach_model", "hol
 
 register_messages(
     {
+        "TRAIN_CLASS_ABSENT": (
+            "Target {name!r} has {k} classes, but class {cls} has no row among the {n} training rows{where}. "
+            "A model cannot learn a class it never sees: declare a positive class (a binary target), or "
+            "exclude that class with the eligibility filter."
+        ),
         "TRAIN_TOO_FEW_ROWS": (
             "Only {n} eligible training rows; at least {minimum} are needed, and at least 4 of each class so that both splits see every class."
         ),
@@ -93,9 +98,14 @@ def split_holdout(dataset: AuditDataset, *, test_size: float = 0.25, seed: int =
     else:
         rows = np.arange(len(dataset.frame))
     y = dataset.primary.y[rows]
-    counts = np.bincount(y, minlength=2)
+    counts = np.bincount(y, minlength=max(2, len(dataset.primary.classes)))
     if len(rows) < _MIN_ROWS or (counts[counts > 0] < 4).any():
         raise fail("TRAIN_TOO_FEW_ROWS", n=len(rows), minimum=_MIN_ROWS)
+    if not dataset.primary.binary and (counts == 0).any():  # e.g. the middle class of three absent from the source
+        absent = int(np.flatnonzero(counts == 0)[0])
+        where = f" (source domain {cfg.source_domain!r})" if len(rows) < len(dataset.frame) else ""
+        raise fail("TRAIN_CLASS_ABSENT", name=dataset.primary.name, k=len(dataset.primary.classes),
+                   cls=repr(dataset.primary.class_names[absent]), n=len(rows), where=where)
     train, test = train_test_split(rows, test_size=test_size, random_state=seed, stratify=y)
     return np.sort(train), np.sort(test)
 
