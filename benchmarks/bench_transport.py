@@ -1,34 +1,45 @@
-"""Transport protocol cost versus bare model fits (SPEC §2 speed check).
+"""Transport protocol cost against honest baselines, measured side by side (SPEC §2 speed check).
 
 Run from the project root::
 
-    python benchmarks/bench_transport.py [--stresses]
+    python benchmarks/bench_transport.py [--repeats 3] [--blas-threads 1]
 
-Prints, in one run:
-1. the whole protocol (LR, Platt, 10 refits, 500 bootstraps) on 100,000
-   source and 75,000 target synthetic rows;
-2. the same 10 bare fits + predict_proba calls (same preprocessing, same
-   train partitions, predictions on the ID test and the target rows);
-3. the protocol's cost beyond the bare fits, and peak memory (the process's
-   max RSS right after the protocol). ``--tracemalloc`` also reports the
-   tracemalloc peak of Python allocations. Tracing slows allocation-heavy
-   code (pandas, scikit-learn) inside the protocol but not the bare fits,
-   which run after it, so timings from such a run are not comparable.
+Every figure is CPU time (``time.process_time``: all threads of this process)
+on the benchmark size (LR, Platt, 10 refits, 500 bootstraps, 100,000 source
+and 75,000 target synthetic rows). BLAS is limited to ``--blas-threads``
+threads for *both* sides with threadpoolctl (the protocol's own numerics always
+run on one thread; see ``audit_core/transport/protocol.py``). A and B alternate
+within one process (ABAB…, the order flipping each repeat) and each ratio is
+printed as the median with the min–max over the repeats.
 
-``--floor`` also times, alone, the minimum work of an exact record-level
-stratified bootstrap of this size: drawing the resampling counts, putting them
-in each refit's score order, and one cumulative-sum pass (needed for AUROC).
+1. **Protocol vs bare fits.** The whole protocol (binned-cell bootstrap, the
+   default) against the same 10 bare fit + ``predict_proba`` calls (same
+   preprocessing, same train partitions, predictions on the held-out source
+   rows and the target rows). Overhead = protocol − bare, in % of bare.
+2. **Binned vs exact bootstrap.** The classify-stage bootstrap alone on the
+   same fitted pipelines, ``exact_bootstrap=False`` against ``True``, with the
+   largest difference of the interval endpoints they give.
+3. **Point evaluation vs MAPIE + scikit-learn.** One evaluation of the same
+   quantities on the same predictions (refit 0, target rows): metric registry,
+   selective rules, marginal and label-conditional conformal sets fitted on
+   the selection partition. The peer uses scikit-learn's metrics, MAPIE's
+   ``SplitConformalClassifier`` (prefit, LAC score) for the marginal sets and
+   NumPy for what neither library has (selective rates and risks, AURC,
+   per-class quantiles). When MAPIE is not installed
+   (``pip install -r requirements-bench.txt``), the peer is scikit-learn +
+   NumPy and the line says so.
 
-``--stresses`` also runs stage 6 (degradation, capped at 20,000 rows per test
-set) and reports it separately.
+``--stresses`` also times stage 6 (degradation, capped at 20,000 rows per test
+set) once. ``--skip-exact`` skips part 2 (each exact bootstrap takes about 20 s).
 """
 from __future__ import annotations
 
 import argparse
 import resource
+import statistics
 import sys
 import time
-import tracemalloc
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -39,6 +50,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from audit_core.models.zoo import ModelSpec, train_model  # noqa: E402
 from audit_core.transport import TransportAudit, TransportConfig  # noqa: E402
 from audit_core.transport.splits import PARTITIONS  # noqa: E402
+
+STAGES = ("split", "fit", "evaluate", "transport", "classify", "stress", "heterogeneity")
 
 
 def synthetic(n: int, *, shift: float, seed: int) -> pd.DataFrame:
@@ -53,103 +66,258 @@ def synthetic(n: int, *, shift: float, seed: int) -> pd.DataFrame:
     return df
 
 
-def floor(audit, B: int, t_bare: float) -> None:
-    """Time the irreducible per-replicate passes of the exact bootstrap, alone."""
-    from threadpoolctl import threadpool_limits
+NUMERIC = tuple(f"x{i}" for i in range(10))
+CATEGORICAL = ("cat_a", "cat_b")
 
-    from audit_core.transport.bootstrap import stratified_counts
 
-    c = audit.config
-    y_ood = audit._ytgt[c.primary_target]
-    ys = audit._ysrc[c.primary_target]
-    orders = []
-    for r in range(c.n_refits):
-        pipe = audit._pipes[(r, c.models[0])]
-        orders.append((np.argsort(pipe["raw"]["id_test"], kind="stable"), np.argsort(pipe["raw"]["ood"], kind="stable")))
-    t_counts = t_gather = t_cumsum = 0.0
-    n_id = 0
-    with threadpool_limits(1, user_api="blas"):
-        for ci, start in enumerate(range(0, B, c.bootstrap_chunk)):
-            b = min(c.bootstrap_chunk, B - start)
-            t = time.perf_counter()
-            cood = stratified_counts(y_ood, b, np.random.default_rng([1, ci, 10**6]))
-            t_counts += time.perf_counter() - t
-            for r in range(c.n_refits):
-                idt = audit._source_rows(r, "id_test")
-                n_id = len(idt)
-                t = time.perf_counter()
-                cid = stratified_counts(ys[idt], b, np.random.default_rng([1, ci, r]))
-                t_counts += time.perf_counter() - t
-                t = time.perf_counter()
-                w_id, w_ood = cid[:, orders[r][0]], cood[:, orders[r][1]]
-                t_gather += time.perf_counter() - t
-                t = time.perf_counter()
-                np.cumsum(w_id, axis=1)
-                np.cumsum(w_ood, axis=1)
-                t_cumsum += time.perf_counter() - t
-    tot = t_counts + t_gather + t_cumsum
-    print(f"floor of the exact bootstrap ({B} replicates x {c.n_refits} refits, {n_id} ID + {len(y_ood)} OOD records): "
-          f"counts {t_counts:.2f} s, score-order gather {t_gather:.2f} s, one cumsum pass {t_cumsum:.2f} s; "
-          f"total {tot:.2f} s = {100 * tot / t_bare:.0f}% of the bare fits")
+def cpu(f, *a, **k):
+    """(CPU seconds, result) of ``f(*a, **k)``."""
+    t = time.process_time()
+    out = f(*a, **k)
+    return time.process_time() - t, out
+
+
+def summary(values) -> str:
+    return f"{statistics.median(values):.2f} [{min(values):.2f}–{max(values):.2f}]"
+
+
+def ratio_line(name: str, a: list[float], b: list[float], *, percent_over: bool = False) -> str:
+    r = [x / y for x, y in zip(a, b)]
+    if percent_over:
+        r = [100 * (x - 1) for x in r]
+        return f"{name}: {statistics.median(r):.0f}% [{min(r):.0f}–{max(r):.0f}%]"
+    return f"{name}: {statistics.median(r):.2f}x [{min(r):.2f}–{max(r):.2f}]"
+
+
+# ------------------------------------------------------------ 1. protocol vs bare fits
+def protocol(cfg, src, tgt, stage_times: dict) -> TransportAudit:
+    audit = TransportAudit(cfg)
+    t, _ = cpu(audit.declare, src, tgt)
+    stage_times.setdefault("declare", []).append(t)
+    for stage in STAGES:
+        t, _ = cpu(getattr(audit, stage))
+        stage_times.setdefault(stage, []).append(t)
+    t, res = cpu(audit.result)
+    stage_times.setdefault("result", []).append(t)
+    audit.res = res
+    return audit
+
+
+def bare_fits(audit, src, tgt) -> None:
+    for r in range(audit.config.n_refits):
+        tr = np.flatnonzero(audit._parts[r] == PARTITIONS.index("train"))
+        fm = train_model(src.iloc[tr], src["y"].to_numpy()[tr], spec=ModelSpec(kind="logistic_regression", seed=r),
+                         numeric=NUMERIC, categorical=CATEGORICAL)
+        rest = np.flatnonzero(audit._parts[r] != PARTITIONS.index("train"))
+        fm.predict_proba(src.iloc[rest])
+        fm.predict_proba(tgt)
+
+
+# ------------------------------------------------------------ 2. binned vs exact bootstrap
+def bootstrap_only(audit, cfg, exact: bool) -> dict:
+    audit._config = replace(cfg, exact_bootstrap=exact)
+    audit._stage = "classify"
+    with audit_serial():
+        return audit._bootstrap()
+
+
+def audit_serial():
+    from audit_core.transport.protocol import _serial_blas
+
+    return _serial_blas()
+
+
+def endpoint_gap(a: dict, b: dict, level: float) -> tuple[float, float]:
+    """Largest |Δ endpoint| of the refit-averaged intervals: over all statistics, and over step statistics."""
+    from audit_core.transport.bootstrap import percentile_interval
+
+    worst = worst_step = 0.0
+    for k in a:
+        la, ha = percentile_interval(np.nanmean(a[k], axis=0), level)
+        lb, hb = percentile_interval(np.nanmean(b[k], axis=0), level)
+        g = max(abs(la - lb), abs(ha - hb))
+        if np.isfinite(g):
+            worst = max(worst, g)
+            if k[4] not in ("auroc", "average_precision", "pr_skill", "brier_score", "log_loss", "ece",
+                            "calibration_intercept", "calibration_slope"):
+                worst_step = max(worst_step, g)
+    return worst, worst_step
+
+
+# ------------------------------------------------------------ 3. point evaluation vs MAPIE + scikit-learn
+def ours(y_sel, p_sel, y, p, cfg):
+    from audit_core.transport.evaluation import evaluate_pipeline, fit_rules
+
+    rules = fit_rules(y_sel, p_sel, selection_rates=cfg.selection_rates, alphas=cfg.alphas,
+                      hcep_thresholds=cfg.hcep_thresholds)
+    return {(r["analysis"], r["metric"], r.get("alpha"), r.get("selection_rate")): r["value"]
+            for r in evaluate_pipeline(y, p, rules, n_bins=cfg.n_bins)}
+
+
+def _peer_estimator():
+    from sklearn.base import BaseEstimator, ClassifierMixin
+
+    class Probabilities(ClassifierMixin, BaseEstimator):
+        """A prefit classifier whose single input column is the mapped probability."""
+
+        def fit(self, X, y):
+            self.classes_ = np.array([0, 1])
+            return self
+
+        def predict_proba(self, X):
+            q = np.asarray(X, dtype=float)[:, 0]
+            return np.stack([1 - q, q], axis=1)
+
+        def predict(self, X):
+            return (np.asarray(X, dtype=float)[:, 0] >= 0.5).astype(int)
+
+    return Probabilities()
+
+
+def peer(y_sel, p_sel, y, p, cfg, use_mapie: bool):
+    """The same quantities with scikit-learn (+ MAPIE), as a user of those libraries would write them."""
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.metrics import average_precision_score, brier_score_loss, log_loss, roc_auc_score
+
+    out = {}
+    q = np.clip(p, 1e-8, 1 - 1e-8)
+    out["prevalence"] = y.mean()
+    out["auroc"] = roc_auc_score(y, p)
+    ap = average_precision_score(y, p)
+    out["average_precision"], out["pr_skill"] = ap, (ap - y.mean()) / (1 - y.mean())
+    out["brier_score"], out["log_loss"] = brier_score_loss(y, p), log_loss(y, q)
+    edges = np.linspace(0, 1, cfg.n_bins + 1)
+    ids = np.searchsorted(edges[1:-1], p)  # the binning of sklearn's calibration_curve(strategy="uniform")
+    cnt = np.bincount(ids, minlength=cfg.n_bins)
+    gap = np.bincount(ids, weights=y - p, minlength=cfg.n_bins)
+    out["ece"] = np.abs(gap).sum() / cnt.sum()
+    lr = LogisticRegression(C=np.inf, tol=1e-10, max_iter=1000).fit(np.log(q / (1 - q))[:, None], y)
+    out["calibration_intercept"], out["calibration_slope"] = lr.intercept_[0], lr.coef_[0, 0]
+    c_sel, c = np.maximum(p_sel, 1 - p_sel), np.maximum(p, 1 - p)
+    err = (p >= 0.5).astype(int) != y
+    srt = np.sort(c_sel)[::-1]
+    for s in cfg.selection_rates:
+        tau = srt[int(np.ceil(s * len(srt))) - 1]  # ties enter together through c >= tau
+        sel = c >= tau
+        out[("rate", s)], out[("risk", s)] = sel.mean(), err[sel].mean()
+    for t in cfg.hcep_thresholds:
+        out[("hcep", t)] = (err & (c >= t)).mean()
+    order = np.argsort(-c, kind="stable")
+    out["aurc"] = np.mean(np.cumsum(err[order]) / np.arange(1, len(y) + 1))
+    conf = [1 - a for a in cfg.alphas]
+    if use_mapie:
+        from mapie.classification import SplitConformalClassifier
+
+        mapie = SplitConformalClassifier(_peer_estimator().fit(p_sel[:, None], y_sel), confidence_level=conf,
+                                         conformity_score="lac", prefit=True)
+        mapie.conformalize(p_sel[:, None], y_sel)
+        _, sets = mapie.predict_set(p[:, None])  # (n, 2, n_alpha)
+    else:
+        s_cal = np.where(y_sel == 1, 1 - p_sel, p_sel)
+        sets = np.stack([np.stack([p <= qh, 1 - p <= qh], axis=1) for qh in
+                         (np.quantile(s_cal, min(1, np.ceil((len(s_cal) + 1) * cl) / len(s_cal)), method="higher")
+                          for cl in conf)], axis=2)
+    for j, a in enumerate(cfg.alphas):
+        out[("coverage", a)] = sets[np.arange(len(y)), y, j].mean()
+        out[("size", a)] = sets[:, :, j].sum(axis=1).mean()
+        qc = [np.quantile(np.where(y_sel == k, 1 - p_sel, p_sel)[y_sel == k],
+                          min(1, np.ceil(((y_sel == k).sum() + 1) * (1 - a)) / (y_sel == k).sum()), method="higher")
+              for k in (0, 1)]
+        lc = np.stack([p <= qc[0], 1 - p <= qc[1]], axis=1)
+        out[("lc_coverage", a)] = lc[np.arange(len(y)), y].mean()
+        out[("lc_size", a)] = lc.sum(axis=1).mean()
+    return out
 
 
 def main() -> int:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--stresses", action="store_true")
+    ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--eval-repeats", type=int, default=9)
+    ap.add_argument("--blas-threads", type=int, default=1)
     ap.add_argument("--refits", type=int, default=10)
     ap.add_argument("--bootstrap", type=int, default=500)
-    ap.add_argument("--floor", action="store_true")
-    ap.add_argument("--tracemalloc", action="store_true")
+    ap.add_argument("--skip-exact", action="store_true")
+    ap.add_argument("--stresses", action="store_true")
     args = ap.parse_args()
+    from threadpoolctl import threadpool_limits
+
     src, tgt = synthetic(100_000, shift=0.0, seed=1), synthetic(75_000, shift=1.0, seed=2)
-    numeric = tuple(f"x{i}" for i in range(10))
-    categorical = ("cat_a", "cat_b")
-    cfg = TransportConfig(targets=({"kind": "class", "name": "y", "column": "y", "positive": 1},), numeric=numeric,
-                          categorical=categorical, models=("logistic_regression",), mappings=("platt",),
+    cfg = TransportConfig(targets=({"kind": "class", "name": "y", "column": "y", "positive": 1},), numeric=NUMERIC,
+                          categorical=CATEGORICAL, models=("logistic_regression",), mappings=("platt",),
                           n_refits=args.refits, n_bootstrap=args.bootstrap, stresses=())
-    if args.tracemalloc:
-        tracemalloc.start()
-    t0 = time.perf_counter()
-    audit = TransportAudit(cfg)
-    stage_times = {}
-    audit.declare(src, tgt)
-    for stage in ("split", "fit", "evaluate", "transport", "classify", "stress", "heterogeneity"):
-        t = time.perf_counter()
-        getattr(audit, stage)()
-        stage_times[stage] = time.perf_counter() - t
-    res = audit.result()
-    t_protocol = time.perf_counter() - t0
-    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    if args.tracemalloc:
-        _, peak = tracemalloc.get_traced_memory()
-        tracemalloc.stop()
-    # the same 10 bare fits + predict_proba on the same partitions
-    t0 = time.perf_counter()
-    for r in range(cfg.n_refits):
-        tr = np.flatnonzero(audit._parts[r] == PARTITIONS.index("train"))
-        fm = train_model(src.iloc[tr], src["y"].to_numpy()[tr], spec=ModelSpec(kind="logistic_regression", seed=r),
-                         numeric=numeric, categorical=categorical)
-        rest = np.flatnonzero(audit._parts[r] != PARTITIONS.index("train"))
-        fm.predict_proba(src.iloc[rest])
-        fm.predict_proba(tgt)
-    t_bare = time.perf_counter() - t0
-    extra = t_protocol - t_bare
-    print(f"protocol (LR, Platt, {cfg.n_refits} refits, {cfg.n_bootstrap} bootstraps, 100000 source / 75000 target): "
-          f"{t_protocol:.2f} s; result rows {len(res.table)}")
-    print(f"bare {cfg.n_refits} x (fit + predict_proba): {t_bare:.2f} s")
-    print(f"cost beyond bare fits: {extra:.2f} s = {100 * extra / t_bare:.0f}% of the bare fits (goal <= 50%)")
-    print("stage seconds: " + ", ".join(f"{k} {v:.2f}" for k, v in stage_times.items()))
-    print(f"peak memory: max RSS of the process after the protocol {rss:.0f} MiB"
-          + (f"; peak traced Python allocations {peak / 2**20:.0f} MiB (timings inflated by tracing)"
-             if args.tracemalloc else ""))
-    if args.floor:
-        floor(audit, args.bootstrap, t_bare)
-    if args.stresses:
-        cfg2 = TransportConfig(**{**{f: getattr(cfg, f) for f in cfg.__dataclass_fields__}, "stresses": ("degradation",)})
-        t0 = time.perf_counter()
-        TransportAudit(cfg2).run(src, tgt)
-        print(f"protocol with degradation stress (J={cfg2.n_random_sets}, cap {cfg2.stress_max_rows} rows): "
-              f"{time.perf_counter() - t0:.2f} s")
+    print(f"benchmark: LR, Platt, {cfg.n_refits} refits, {cfg.n_bootstrap} bootstraps, {len(src)} source / "
+          f"{len(tgt)} target rows; BLAS threads {args.blas_threads} on both sides; CPU seconds, "
+          f"median [min–max] of {args.repeats} alternated repeats")
+    with threadpool_limits(limits=args.blas_threads, user_api="blas"):
+        audit = protocol(cfg, src, tgt, {})  # warm-up (imports, caches); not counted
+        bare_fits(audit, src, tgt)
+        t_prot, t_bare, stages = [], [], {}
+        for rep in range(args.repeats):
+            order = ("protocol", "bare") if rep % 2 == 0 else ("bare", "protocol")
+            for what in order:
+                if what == "protocol":
+                    t, audit = cpu(protocol, cfg, src, tgt, stages)
+                    t_prot.append(t)
+                else:
+                    t, _ = cpu(bare_fits, audit, src, tgt)
+                    t_bare.append(t)
+        rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+        print(f"1. protocol (binned bootstrap): {summary(t_prot)} s; bare {cfg.n_refits} x (fit + predict_proba): "
+              f"{summary(t_bare)} s")
+        print("   " + ratio_line("overhead beyond the bare fits (goal <= 50%)", t_prot, t_bare, percent_over=True))
+        print("   stage CPU seconds (median): " + ", ".join(f"{k} {statistics.median(v):.2f}" for k, v in stages.items()))
+        print(f"   result rows {len(audit.res.table)}; peak RSS {rss:.0f} MiB")
+
+        if not args.skip_exact:
+            tb, te, gaps = [], [], None
+            for rep in range(args.repeats):
+                for exact in ((False, True) if rep % 2 == 0 else (True, False)):
+                    t, out = cpu(bootstrap_only, audit, cfg, exact)
+                    (te if exact else tb).append(t)
+                    if exact:
+                        ex = out
+                    else:
+                        bi = out
+                gaps = endpoint_gap(bi, ex, cfg.level)
+            print(f"2. bootstrap alone: binned {summary(tb)} s, exact {summary(te)} s; "
+                  + ratio_line("exact / binned", te, tb))
+            print(f"   largest |endpoint difference| of the verdict intervals: {gaps[0]:.1e} "
+                  f"(step statistics: {gaps[1]:.1e})")
+
+        try:
+            import mapie  # noqa: F401
+
+            use_mapie, label = True, f"MAPIE {mapie.__version__} + scikit-learn"
+        except ImportError:
+            use_mapie, label = False, "scikit-learn + NumPy (MAPIE not installed)"
+        pipe = audit._pipes[(0, "logistic_regression")]
+        sel = audit._source_rows(0, "selection")
+        y_sel = audit._ysrc["y"][sel]
+        p_sel = pipe["maps"]["platt"](pipe["raw"]["selection"])
+        y, p = audit._ytgt["y"], audit._mapped(0, "logistic_regression", "platt", "ood")
+        a, b = ours(y_sel, p_sel, y, p, cfg), peer(y_sel, p_sel, y, p, cfg, use_mapie)
+        checks = [(a[("metrics", "auroc", None, None)], b["auroc"]),
+                  (a[("metrics", "average_precision", None, None)], b["average_precision"]),
+                  (a[("metrics", "calibration_slope", None, None)], b["calibration_slope"]),
+                  (a[("conformal_marginal", "coverage", 0.1, None)], b[("coverage", 0.1)])]
+        agree = max(abs(u - v) for u, v in checks)
+        t_ours, t_peer = [], []
+        with audit_serial():
+            for rep in range(args.eval_repeats):
+                for who in (("ours", "peer") if rep % 2 == 0 else ("peer", "ours")):
+                    if who == "ours":
+                        t_ours.append(cpu(ours, y_sel, p_sel, y, p, cfg)[0])
+                    else:
+                        t_peer.append(cpu(peer, y_sel, p_sel, y, p, cfg, use_mapie)[0])
+        print(f"3. point evaluation on {len(y)} records (+ rules from {len(y_sel)} selection records): ours "
+              f"{summary(t_ours)} s, {label} {summary(t_peer)} s; " + ratio_line("ours / peer", t_ours, t_peer)
+              + f"; largest difference on AUROC, AP, slope, coverage {agree:.1e}")
+
+        if args.stresses:
+            cfg2 = replace(cfg, stresses=("degradation",))
+            t, _ = cpu(TransportAudit(cfg2).run, src, tgt)
+            print(f"protocol with degradation stress (J={cfg2.n_random_sets}, cap {cfg2.stress_max_rows} rows): "
+                  f"{t:.2f} s CPU")
     return 0
 
 

@@ -32,7 +32,28 @@ import numpy as np
 
 from ..metrics import EPS_LOGIT, fit_logistic_1d
 
-__all__ = ["stratified_counts", "BatchedMetrics", "percentile_interval"]
+__all__ = ["class_positions", "stratified_draws", "stratified_counts", "BatchedMetrics", "percentile_interval"]
+
+
+def class_positions(y: np.ndarray) -> list[np.ndarray]:
+    """Positions of each class's records, classes in ascending order."""
+    y = np.asarray(y)
+    return [np.flatnonzero(y == c) for c in np.unique(y)]
+
+
+def stratified_draws(y: np.ndarray, B: int, rng: np.random.Generator, *, classes=None):
+    """The random draws behind :func:`stratified_counts`, one class at a time.
+
+    Yields ``(idx, draw)`` for every class in ascending order: ``idx`` (n_c,)
+    are the positions of that class's records (``classes``, when given, is
+    :func:`class_positions` of ``y``) and ``draw`` (B, n_c) the positions
+    *within* ``idx`` drawn uniformly with replacement. Replicate ``b`` holds
+    record ``idx[j]`` once for every occurrence of ``j`` in ``draw[b]``. Both
+    bootstraps consume the generator through this function, so the binned
+    bootstrap aggregates exactly the exact bootstrap's replicates.
+    """
+    for idx in (class_positions(y) if classes is None else classes):
+        yield idx, rng.integers(0, len(idx), size=(B, len(idx)))
 
 
 def stratified_counts(y: np.ndarray, B: int, rng: np.random.Generator) -> np.ndarray:
@@ -40,13 +61,10 @@ def stratified_counts(y: np.ndarray, B: int, rng: np.random.Generator) -> np.nda
 
     Each row sums, within every class, to that class's record count.
     """
-    y = np.asarray(y)
     n = len(y)
     out = np.zeros((B, n), dtype=np.float64)
-    for c in np.unique(y):
-        idx = np.flatnonzero(y == c)
-        draw = idx[rng.integers(0, len(idx), size=(B, len(idx)))]
-        flat = (draw + (np.arange(B) * n)[:, None]).ravel()
+    for idx, d in stratified_draws(y, B, rng):
+        flat = (idx[d] + (np.arange(B) * n)[:, None]).ravel()
         out += np.bincount(flat, minlength=B * n).reshape(B, n)
     return out
 
@@ -88,11 +106,12 @@ def _taylor_columns(x, y, start):
     return np.stack(cols, axis=1)
 
 
-def _taylor_newton(T, start, *, iters: int = 25):
+def _taylor_newton(T, start, *, iters: int = 25, return_bad: bool = False):
     """Newton on the Taylor model from the moment sums ``T`` of shape (B, 16).
 
     Returns the model's root ``(a, b)`` (arrays of shape (B,)); replicates
-    where it is not finite keep the warm start.
+    where it is not finite, or more than 1 from the start, keep the warm start
+    (``return_bad=True`` also returns that mask).
     """
     B = T.shape[0]
     Sy, Syx = T[:, 0], T[:, 1]
@@ -135,7 +154,7 @@ def _taylor_newton(T, start, *, iters: int = 25):
         a, b = start[0] + da, start[1] + db
         bad = ~(np.isfinite(a) & np.isfinite(b)) | (np.abs(da) + np.abs(db) > 1.0)
     a[bad], b[bad] = start[0], start[1]
-    return a, b
+    return (a, b, bad) if return_bad else (a, b)
 
 
 def _newton_warm(x, y, W, start, *, steps: int = 3, tol: float = 1e-7, a0=None, b0=None, gy=None):

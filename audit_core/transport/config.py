@@ -108,6 +108,11 @@ class TransportConfig:
         Allow a run without a target domain (no domain column and no target
         table): only the ID test is evaluated, there are no paired changes or
         verdicts. Used for evidence-degradation studies on one population.
+    exact_bootstrap : bool, default False
+        Compute every bootstrap replicate record by record. The default
+        computes the same replicates on (score bin × class) cells
+        (:mod:`~audit_core.transport.binned`): step statistics are identical,
+        smooth ones agree to about 1e-4.
     """
 
     targets: tuple
@@ -149,6 +154,7 @@ class TransportConfig:
     level: float = 0.95
     input_files: tuple = ()
     single_domain: bool = False
+    exact_bootstrap: bool = False
 
     def __post_init__(self) -> None:
         for name in _SEQUENCES + ("subgroup_columns",):
@@ -204,6 +210,8 @@ class TransportConfig:
             if not vals or any(x is None or not (0 < x < 1 or (name == "selection_rates" and x == 1)) for x in xs):
                 raise _bad(name, f"values must be numbers in (0, 1), got {vals!r}")
             object.__setattr__(self, name, tuple(xs))
+        if not isinstance(self.exact_bootstrap, (bool, np.bool_)):
+            raise _bad("exact_bootstrap", f"must be true or false, got {self.exact_bootstrap!r}")
         for s in self.stresses:
             if s not in ("target_definition", "degradation"):
                 raise _bad("stresses", f"unknown stress {s!r}")

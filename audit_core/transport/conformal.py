@@ -45,14 +45,15 @@ def conformal_quantile(scores: np.ndarray, alpha: float) -> float:
     >>> conformal_quantile(np.array([0.1, 0.3, 0.3, 0.2]), 0.2)
     0.3
     """
-    s = np.sort(np.asarray(scores, dtype=float))
+    s = np.asarray(scores, dtype=float)
     n = len(s)
     if n == 0:
         return float("inf")
     # round the float product before the ceiling so that a product that is an
     # integer in exact arithmetic is never pushed up by representation error
     k = min(n, math.ceil(round((n + 1) * (1 - alpha), 9)))
-    return float(s[k - 1])
+    # selection instead of a full sort: the same k-th smallest value (ties included)
+    return float(np.partition(s, k - 1)[k - 1])
 
 
 def calibrate(y: np.ndarray, p: np.ndarray, alpha: float) -> dict[str, np.ndarray | float]:
@@ -72,14 +73,15 @@ def calibrate(y: np.ndarray, p: np.ndarray, alpha: float) -> dict[str, np.ndarra
     }
 
 
-def prediction_sets(p: np.ndarray, qhat) -> np.ndarray:
+def prediction_sets(p: np.ndarray, qhat, *, scores: np.ndarray | None = None) -> np.ndarray:
     """Boolean membership matrix of shape (n, 2): class ``c`` in the set iff ``1 − p̂_c ≤ q̂_c``.
 
     Ties are included, up to a floating-point allowance of ``1e-12`` (so that
     ``1 − 0.7 = 0.30000000000000004`` counts as a tie with ``q̂ = 0.3``).
+    ``scores`` may pass :func:`class_scores` of ``p`` when several sets are built.
     """
     q = np.broadcast_to(np.asarray(qhat, dtype=float), (2,))
-    return class_scores(p) <= q[None, :] + TIE_EPS
+    return (class_scores(p) if scores is None else scores) <= q[None, :] + TIE_EPS
 
 
 def set_report(y: np.ndarray, sets: np.ndarray, *, sample_weight: np.ndarray | None = None) -> dict[str, float]:
@@ -95,21 +97,27 @@ def set_report(y: np.ndarray, sets: np.ndarray, *, sample_weight: np.ndarray | N
     """
     y = np.asarray(y).astype(int)
     n = len(y)
-    covered = sets[np.arange(n), y]
-    size = sets.sum(axis=1)
-    w = np.ones(n) if sample_weight is None else np.asarray(sample_weight, dtype=float)
+    pos = y == 1
+    covered = np.where(pos, sets[:, 1], sets[:, 0])
+    s0, s1 = sets[:, 0], sets[:, 1]
+    two, none = s0 & s1, ~(s0 | s1)
+    size = s0.astype(np.int8) + s1
+    count = np.count_nonzero
+    n_two, n_none = count(two), count(none)
     out = {
-        "coverage": float(covered.mean()),
-        "coverage_weighted": float(np.dot(w, covered) / w.sum()),
-        "mean_set_size": float(size.mean()),
-        "singleton_rate": float((size == 1).mean()),
-        "two_class_rate": float((size == 2).mean()),
-        "empty_rate": float((size == 0).mean()),
+        "coverage": count(covered) / n,
+        "coverage_weighted": float(np.dot(np.ones(n) if sample_weight is None else np.asarray(sample_weight, dtype=float),
+                                          covered) / (n if sample_weight is None else np.sum(sample_weight))),
+        "mean_set_size": float(size.sum()) / n,
+        "singleton_rate": (n - n_two - n_none) / n,
+        "two_class_rate": n_two / n,
+        "empty_rate": n_none / n,
     }
-    for c in (0, 1):
-        m = y == c
-        out[f"coverage_class{c}"] = float(covered[m].mean()) if m.any() else float("nan")
-        single = (size == 1) & sets[:, c]
-        out[f"singleton_accuracy_class{c}"] = float((y[single] == c).mean()) if single.any() else float("nan")
+    for c, m in ((0, ~pos), (1, pos)):
+        k = count(m)
+        out[f"coverage_class{c}"] = count(covered & m) / k if k else float("nan")
+        single = sets[:, c] & ~sets[:, 1 - c]
+        ks = count(single)
+        out[f"singleton_accuracy_class{c}"] = count(single & m) / ks if ks else float("nan")
     out["worst_class_coverage"] = float(np.nanmin([out["coverage_class0"], out["coverage_class1"]]))
     return out

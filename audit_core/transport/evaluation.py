@@ -11,12 +11,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..metrics import METRICS, calibration_intercept_slope, expected_calibration_error
+from ..metrics import METRICS, metric_values
 from . import conformal as cf
 from . import selective as sl
 from .bootstrap import BatchedMetrics
 
-__all__ = ["Rules", "fit_rules", "evaluate_pipeline", "bootstrap_spec", "CORE_METRICS"]
+__all__ = ["Rules", "fit_rules", "evaluate_pipeline", "bootstrap_columns", "bootstrap_spec", "CORE_METRICS"]
 
 CORE_METRICS = tuple(METRICS)
 
@@ -59,16 +59,8 @@ def fit_rules(y_sel, p_sel, *, selection_rates, alphas, hcep_thresholds, sample_
 
 
 def _metric_rows(y, p, w, weighting, n_bins) -> list[dict]:
-    out = []
-    for name, f in METRICS.items():
-        if name in ("calibration_intercept", "calibration_slope", "ece"):
-            continue
-        out.append(dict(analysis="metrics", metric=name, value=f(y, p, sample_weight=w), weighting=weighting))
-    out.append(dict(analysis="metrics", metric="ece", value=expected_calibration_error(y, p, n_bins=n_bins, sample_weight=w), weighting=weighting))
-    a, b = calibration_intercept_slope(y, p, sample_weight=w)
-    out.append(dict(analysis="metrics", metric="calibration_intercept", value=a, weighting=weighting))
-    out.append(dict(analysis="metrics", metric="calibration_slope", value=b, weighting=weighting))
-    return out
+    vals = metric_values(y, p, sample_weight=w, n_bins=n_bins)
+    return [dict(analysis="metrics", metric=k, value=v, weighting=weighting) for k, v in vals.items()]
 
 
 def evaluate_pipeline(y, p, rules: Rules | None, *, weights=None, n_bins: int = 15, metrics: bool = True) -> list[dict]:
@@ -96,19 +88,23 @@ def evaluate_pipeline(y, p, rules: Rules | None, *, weights=None, n_bins: int = 
             rows += _metric_rows(y, p, w, weighting, n_bins)
         if rules is None:
             continue
-        for s, tau in rules.thresholds.items():
-            st = sl.selective_stats(y, p, tau, sample_weight=w)
+        stats = iter(sl.selective_stats_many(y, p, list(rules.thresholds.values()) + list(rules.hcep_thresholds),
+                                             sample_weight=w))
+        for s in rules.thresholds:
+            st = next(stats)
             for k in ("rate", "risk", "hcep"):
                 rows.append(dict(analysis="selective", metric=k, value=st[k], weighting=weighting, selection_rate=s))
         for t in rules.hcep_thresholds:
-            st = sl.selective_stats(y, p, t, sample_weight=w)
+            st = next(stats)
             for k in ("rate", "risk", "hcep"):
                 rows.append(dict(analysis="selective", metric=f"{k}_at_{t:.2f}", value=st[k], weighting=weighting))
-        rows.append(dict(analysis="selective", metric="aurc", value=sl.aurc(y, p, sample_weight=w), weighting=weighting))
-        rows.append(dict(analysis="selective", metric="excess_aurc", value=sl.excess_aurc(y, p, sample_weight=w), weighting=weighting))
+        a, ex = sl.aurc_and_excess(y, p, sample_weight=w)
+        rows.append(dict(analysis="selective", metric="aurc", value=a, weighting=weighting))
+        rows.append(dict(analysis="selective", metric="excess_aurc", value=ex, weighting=weighting))
+    scores = cf.class_scores(p) if rules is not None else None
     for a, q in (rules.qhat.items() if rules is not None else ()):
         for method in ("marginal", "label_conditional"):
-            rep = cf.set_report(y, cf.prediction_sets(p, q[method]), sample_weight=weights)
+            rep = cf.set_report(y, cf.prediction_sets(p, q[method], scores=scores), sample_weight=weights)
             for k, v in rep.items():
                 if k == "coverage_weighted":
                     if weights is not None:
@@ -118,12 +114,22 @@ def evaluate_pipeline(y, p, rules: Rules | None, *, weights=None, n_bins: int = 
     return rows
 
 
-def bootstrap_spec(y, p, rules: Rules, *, n_bins: int = 15):
-    """Batched statistics for the bootstrap, keyed ``(analysis, metric, alpha, selection_rate)``.
+def bootstrap_columns(y, p, rules: Rules):
+    """Per-record columns of the transported rules' statistics, and their row keys.
+
+    Every column is a step function of ``p̂`` within each class (selection
+    indicators, errors of the 0.5 decision, set membership and size), which
+    the binned bootstrap relies on.
 
     Returns
     -------
-    BatchedMetrics, dict mapping its statistic names to row keys
+    linear : dict of str to ndarray (n,)
+        Statistics ``Σ w v / Σ w``.
+    ratios : dict of str to (ndarray (n,), ndarray (n,))
+        Statistics ``Σ w num / Σ w den``.
+    keys : dict
+        Statistic name (including the metric registry's) to
+        ``(analysis, metric, alpha, selection_rate)``.
     """
     y = np.asarray(y).astype(int)
     p = np.asarray(p, dtype=float)
@@ -142,13 +148,26 @@ def bootstrap_spec(y, p, rules: Rules, *, n_bins: int = 15):
         a = (c >= t).astype(float)
         lin[f"hcep_t{t}"] = a * e
         keys[f"hcep_t{t}"] = ("selective", f"hcep_at_{t:.2f}", None, None)
+    scores = cf.class_scores(p)
     for al, q in rules.qhat.items():
         for method in ("marginal", "label_conditional"):
-            sets = cf.prediction_sets(p, q[method])
-            cov = sets[np.arange(len(y)), y].astype(float)
+            sets = cf.prediction_sets(p, q[method], scores=scores)
+            cov = np.where(y == 1, sets[:, 1], sets[:, 0]).astype(float)
             nm = f"cov_{method}_{al}"
             lin[nm] = cov
             keys[nm] = (f"conformal_{method}", "coverage", al, None)
             lin[f"size_{method}_{al}"] = sets.sum(axis=1).astype(float)
             keys[f"size_{method}_{al}"] = (f"conformal_{method}", "mean_set_size", al, None)
-    return BatchedMetrics(y, p, n_bins=n_bins, linear=lin, ratios=ratios), keys
+    return lin, ratios, keys
+
+
+def bootstrap_spec(y, p, rules: Rules, *, n_bins: int = 15):
+    """Batched statistics for the exact record bootstrap, keyed ``(analysis, metric, alpha, selection_rate)``.
+
+    Returns
+    -------
+    BatchedMetrics, dict mapping its statistic names to row keys
+    """
+    lin, ratios, keys = bootstrap_columns(y, p, rules)
+    return BatchedMetrics(np.asarray(y).astype(int), np.asarray(p, dtype=float), n_bins=n_bins, linear=lin,
+                          ratios=ratios), keys

@@ -352,6 +352,7 @@ class TransportAudit:
             "seeds": {"split": self._split_seeds, "model": self._split_seeds, "bootstrap": int(c.seed) + 7919,
                       "stress": [s + 17 for s in self._split_seeds]},
             "model": self._model_manifest(),
+            "bootstrap": "exact record bootstrap" if c.exact_bootstrap else "binned-cell record bootstrap",
             "inputs_sha256": self._hashes,
             "versions": versions(),
             "n_source": int(len(self._src)),
@@ -552,6 +553,10 @@ class TransportAudit:
     def _bootstrap(self) -> dict:
         """Replicate changes, shape (R, B) per statistic (record resamples, fixed pipelines)."""
         c = self._config
+        if not c.exact_bootstrap:  # the default: the same replicates, binned-cell arithmetic
+            from .replicates import binned_bootstrap
+
+            return binned_bootstrap(self)
         B, R = c.n_bootstrap, c.n_refits
         y_ood = self._ytgt[c.primary_target]
         schemes = [("unweighted", None)] + ([("weighted", True)] if self._wsrc is not None else [])

@@ -25,9 +25,11 @@ __all__ = [
     "errors",
     "selection_threshold",
     "selective_stats",
+    "selective_stats_many",
     "risk_selection_curve",
     "aurc",
     "excess_aurc",
+    "aurc_and_excess",
 ]
 
 
@@ -81,16 +83,25 @@ def selective_stats(y, p, tau: float, *, sample_weight=None) -> dict[str, float]
     selected; ``nan`` when nothing is selected) and ``hcep = rate × risk``
     (the weighted share of records that are selected *and* wrong).
     """
+    return selective_stats_many(y, p, [tau], sample_weight=sample_weight)[0]
+
+
+def selective_stats_many(y, p, taus, *, sample_weight=None) -> list[dict[str, float]]:
+    """:func:`selective_stats` for several thresholds, sharing the confidence and the errors."""
     y = np.asarray(y, dtype=float)
     p = np.asarray(p, dtype=float)
     w = np.ones(len(y)) if sample_weight is None else np.asarray(sample_weight, dtype=float)
-    sel = confidence(p) >= tau
+    c = confidence(p)
     e = errors(y, p)
     W = w.sum()
-    ws = w[sel].sum()
-    rate = ws / W
-    risk = float(np.dot(w[sel], e[sel]) / ws) if ws > 0 else float("nan")
-    return {"rate": float(rate), "risk": risk, "hcep": float(np.dot(w[sel], e[sel]) / W)}
+    out = []
+    for tau in taus:
+        sel = c >= tau
+        ws = w[sel].sum()
+        rate = ws / W
+        risk = float(np.dot(w[sel], e[sel]) / ws) if ws > 0 else float("nan")
+        out.append({"rate": float(rate), "risk": risk, "hcep": float(np.dot(w[sel], e[sel]) / W)})
+    return out
 
 
 def _curve(e: np.ndarray, w: np.ndarray, order: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -128,6 +139,20 @@ def aurc(y, p, *, sample_weight=None) -> float:
     _, risk = risk_selection_curve(y, p, sample_weight=w)
     order = np.argsort(-confidence(np.asarray(p, dtype=float)), kind="stable")
     return float(np.dot(w[order], risk) / w.sum())
+
+
+def aurc_and_excess(y, p, *, sample_weight=None) -> tuple[float, float]:
+    """``(aurc, excess_aurc)`` with one sort by confidence (the same values as the two functions)."""
+    y = np.asarray(y, dtype=float)
+    p = np.asarray(p, dtype=float)
+    w = np.ones(len(y)) if sample_weight is None else np.asarray(sample_weight, dtype=float)
+    e = errors(y, p)
+    order = np.argsort(-confidence(p), kind="stable")
+    _, risk = _curve(e, w, order)
+    a = float(np.dot(w[order], risk) / w.sum())
+    best = np.r_[np.flatnonzero(e == 0), np.flatnonzero(e != 0)]  # = argsort(e, kind="stable")
+    _, r = _curve(e, w, best)
+    return a, a - float(np.dot(w[best], r) / w.sum())
 
 
 def excess_aurc(y, p, *, sample_weight=None) -> float:

@@ -49,10 +49,11 @@ from scipy.optimize import brentq
 
 from audit_core.data.preprocess import category_text
 from audit_core.errors import fail
-from audit_core.metrics import EPS_LOGIT, METRICS
+from audit_core.metrics import EPS_LOGIT, METRICS, metric_values
 
 from . import conformal as cf
 from . import selective as sl
+
 from .bootstrap import BatchedMetrics, percentile_interval, stratified_counts
 from .evaluation import evaluate_pipeline
 
@@ -271,12 +272,13 @@ def target_definition_stress(audit) -> None:
                                 p = align_intercept(p, prev, sample_weight=w)
                             cells[(aligned, L, P)] = p
                             if not aligned:
-                                vals = {k: METRICS[k](labels[L], p, sample_weight=w) for k in _DECOMP_METRICS}
+                                vals = metric_values(labels[L], p, _DECOMP_METRICS, sample_weight=w)
                                 audit._emit([dict(analysis="target_grid", metric=k, value=v) for k, v in vals.items()],
                                             target_definition=L, condition=f"pipeline={P}", domain=dom, model=m0,
                                             mapping=mp, refit=r)
-                    pt = {k: decomposition(*[METRICS[k](labels[L], cells[(aligned, L, P)], sample_weight=w)
-                                             for L, P in ((U, U), (U, C), (C, U), (C, C))]) for k in _DECOMP_METRICS}
+                    grid = [metric_values(labels[L], cells[(aligned, L, P)], _DECOMP_METRICS, sample_weight=w)
+                            for L, P in ((U, U), (U, C), (C, U), (C, C))]
+                    pt = {k: decomposition(*[g[k] for g in grid]) for k in _DECOMP_METRICS}
                     cond = f"{U} vs {C}" + (" (aligned)" if aligned else "")
                     audit._emit([dict(analysis="target_decomposition", metric=f"{k}:{nm}", value=v[i])
                                  for k, v in pt.items() for i, nm in enumerate(("D_Y", "D_P"))],

@@ -17,6 +17,7 @@ strata come from the config's dataset declaration)::
       subgroup_columns: [region]
       tolerances: {auroc: 0.02, ece: 0.02}
       seed: 0
+      exact_bootstrap: false   # true: record-by-record replicates (default: binned cells)
 
 Tables: ``results`` (the long-form table), ``verdicts``, ``summary`` and the
 figure tables (``reliability``, ``curves``), as the Transport page saves them.
@@ -48,8 +49,10 @@ _LISTS = ("models", "mappings", "alphas", "selection_rates", "stresses", "subgro
 
 def validate_config(options: dict, *, where: str) -> dict:
     """Check the entry's keys and types; values are checked by :class:`TransportConfig` at run time."""
-    options = check_keys(options, where=where, allowed=_INTS + _LISTS + ("tolerances",))
+    options = check_keys(options, where=where, allowed=_INTS + _LISTS + ("tolerances", "exact_bootstrap"))
     out: dict[str, Any] = {}
+    if "exact_bootstrap" in options:
+        out["exact_bootstrap"] = expect_type(options["exact_bootstrap"], bool, where=f"{where}.exact_bootstrap")
     for k in _INTS:
         if k in options:
             out[k] = expect_type(options[k], int, where=f"{where}.{k}")
