@@ -36,7 +36,7 @@ from audit_core.data.dataset import frame_fingerprint
 from audit_core.data.eligibility import EligibilityFilter
 from audit_core.data.preprocess import category_text
 from audit_core.data.targets import apply_targets
-from audit_core.errors import fail, register_messages
+from audit_core.errors import AuditInputError, fail, register_messages
 from audit_core.models.zoo import FittedModel, ModelSpec, train_model
 
 from . import stress as st
@@ -90,9 +90,11 @@ register_messages(
             "start a new audit to use different tolerances."
         ),
         "TRANSPORT_NOT_BINARY": (
-            "Transport is binary-only: target {name!r} has {k} classes. Declare a positive class "
+            "Transport is binary-only: target {name!r} makes every value of column {column!r} a class "
+            "({k} classes: {classes}; the source domain holds {source}). Declare a positive class "
             "(or a threshold or expression target)."
         ),
+        "TRANSPORT_TARGET_IN_DOMAIN": "Target definitions on the {which} domain: {message}",
         "TRANSPORT_NO_DOMAINS": (
             "Declare the target domain: pass a target table, or a domain column with a source and a target value."
         ),
@@ -127,6 +129,29 @@ register_messages(
         ),
     }
 )
+
+
+def _refuse_multiclass(c: TransportConfig, source: pd.DataFrame, target: pd.DataFrame | None) -> None:
+    """``TRANSPORT_NOT_BINARY`` for a class target without a positive class, before any label is built.
+
+    Such a target makes every value a class. Refusing it from the declaration
+    (not from the classes one domain happens to hold) means a three-class
+    target whose middle class is absent from the source is refused as
+    multi-class, with the classes of both domains named.
+    """
+    for t in c.targets:
+        if t.get("kind") != "class" or t.get("positive") is not None:
+            continue
+        col = t.get("column")
+        if col not in source.columns:
+            continue  # apply_targets names the unknown column
+        seen = [f for f in (source, target) if f is not None and col in f.columns]
+        values = pd.unique(pd.concat([f[col].dropna().astype(object) for f in seen], ignore_index=True))
+        src = pd.unique(source[col].dropna().astype(object))
+        text = sorted(map(str, values))
+        raise fail("TRANSPORT_NOT_BINARY", name=str(t.get("name")), column=col, k=len(text),
+                   classes=", ".join(repr(v) for v in text[:10]) + (" …" if len(text) > 10 else ""),
+                   source=f"{len(src)} of them" if len(src) != len(text) else "all of them")
 
 
 class TransportAudit:
@@ -256,6 +281,7 @@ class TransportAudit:
             hashes = {"source": frame_fingerprint(source), "target": frame_fingerprint(target)}
         for f in c.input_files:
             hashes[f"file:{f}"] = _sha256_file(f)
+        _refuse_multiclass(c, src, tgt)
         prepared = []
         for which, frame, value in (("source", src, c.source_value), ("target", tgt, c.target_value)):
             if frame is None:
@@ -274,10 +300,14 @@ class TransportAudit:
             if c.eligibility:
                 frame = frame.loc[EligibilityFilter(expression=c.eligibility).mask(frame)]
             frame = frame.reset_index(drop=True)
-            labels = apply_targets([dict(t) for t in c.targets], frame)
+            try:
+                labels = apply_targets([dict(t) for t in c.targets], frame)
+            except AuditInputError as err:  # e.g. the positive class does not occur in this domain
+                raise fail("TRANSPORT_TARGET_IN_DOMAIN", which=which, message=err.message) from None
             for name, lab in labels.items():
-                if not lab.binary or len(lab.classes) != 2:
-                    raise fail("TRANSPORT_NOT_BINARY", name=name, k=len(lab.classes))
+                if not lab.binary or len(lab.classes) != 2:  # pragma: no cover - refused by _refuse_multiclass
+                    raise fail("TRANSPORT_NOT_BINARY", name=name, column="?", k=len(lab.classes),
+                               classes=", ".join(map(repr, lab.classes)), source="?")
             w = None
             if c.weight_column:
                 w = pd.to_numeric(frame[c.weight_column], errors="coerce").to_numpy(dtype=float)
