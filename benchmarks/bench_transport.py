@@ -122,7 +122,7 @@ def bootstrap_only(audit, cfg, exact: bool) -> dict:
 
 
 def audit_serial():
-    from audit_core.transport.protocol import _serial_blas
+    from audit_core.transport.blas import serial_blas as _serial_blas
 
     return _serial_blas()
 

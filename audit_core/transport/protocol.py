@@ -36,10 +36,12 @@ from audit_core.data.dataset import frame_fingerprint
 from audit_core.data.eligibility import EligibilityFilter
 from audit_core.data.preprocess import category_text
 from audit_core.data.targets import apply_targets
-from audit_core.errors import AuditInputError, fail, register_messages
+from audit_core.errors import AuditInputError, fail
 from audit_core.models.zoo import FittedModel, ModelSpec, train_model
 
+from . import messages as _messages  # noqa: F401  (registers the TRANSPORT_* messages)
 from . import stress as st
+from .blas import serial_blas as _serial_blas
 from .bootstrap import percentile_interval, stratified_counts
 from .columns import RESULT_COLUMNS
 from .config import TransportConfig, _bad, _plain, _sha256_file, versions
@@ -52,83 +54,8 @@ from .verdicts import change_direction, check_tolerances, classify_change, good_
 __all__ = ["TransportAudit", "STAGES", "run_transport"]
 
 
-def _serial_blas():
-    """Context limiting BLAS to one thread for the protocol's own numerics.
-
-    The metric, mapping and bootstrap code makes many small or skinny BLAS
-    calls (``(8, n) @ (n, k)`` products, ``(1, n)`` dot products). With a
-    multi-threaded OpenBLAS on a shared machine these run up to ten times
-    slower than on one thread (measured: a 75,000-record
-    ``fit_logistic_1d`` takes 318 ms with default threading under load and
-    28 ms on one thread), and a fixed thread count also fixes the summation
-    order. Model training and ``predict_proba`` are not wrapped.
-    """
-    global _BLAS_CONTROLLER
-    if _BLAS_CONTROLLER is None:
-        try:
-            from threadpoolctl import ThreadpoolController
-        except ImportError:  # pragma: no cover - threadpoolctl ships with scikit-learn
-            from contextlib import nullcontext
-
-            return nullcontext()
-        _BLAS_CONTROLLER = ThreadpoolController()  # library discovery once (about 10 ms)
-    return _BLAS_CONTROLLER.limit(limits=1, user_api="blas")
-
-
-_BLAS_CONTROLLER = None
-
 STAGES = ("declare", "split", "fit", "evaluate", "transport", "classify", "stress", "heterogeneity")
 
-register_messages(
-    {
-        "TRANSPORT_STAGE_ORDER": (
-            "Step {stage!r} cannot run yet: run {needed!r} first. The steps run in order: {order}."
-        ),
-        "TRANSPORT_STAGE_DONE": "Step {stage!r} has already run; start a new TransportAudit to run it again.",
-        "TRANSPORT_TOLERANCES_LOCKED": (
-            "Tolerances are locked once the audit is declared (before any target result is seen); "
-            "start a new audit to use different tolerances."
-        ),
-        "TRANSPORT_NOT_BINARY": (
-            "Transport is binary-only: target {name!r} makes every value of column {column!r} a class "
-            "({k} classes: {classes}; the source domain holds {source}). Declare a positive class "
-            "(or a threshold or expression target)."
-        ),
-        "TRANSPORT_TARGET_IN_DOMAIN": "Target definitions on the {which} domain: {message}",
-        "TRANSPORT_NO_DOMAINS": (
-            "Declare the target domain: pass a target table, or a domain column with a source and a target value."
-        ),
-        "TRANSPORT_SAME_DOMAIN": "The source and the target domain are both {value!r}; choose two different values.",
-        "TRANSPORT_EMPTY_DOMAIN": "The {which} domain has no eligible rows ({column} = {value!r}).",
-        "TRANSPORT_UNKNOWN_COLUMN": "The {what} column {column!r} is not in the {which} table.",
-        "TRANSPORT_BAD_OPTION": "Transport option {name}: {problem}",
-        "TRANSPORT_TARGET_TUNING": (
-            "Refused: {what} would be fitted on target-domain records. The target domain is used for evaluation only."
-        ),
-        "TRANSPORT_CANCELLED": "The transport run was cancelled at step {stage!r}; nothing was saved.",
-        "TRANSPORT_FIXED_MODEL_MISSING": (
-            "The declaration audits the model {label!r} as it is, but no fitted model was given "
-            "(TransportAudit(config, model=...))."
-        ),
-        "TRANSPORT_FIXED_MODEL_UNUSED": (
-            "A fitted model was given, but the declaration refits zoo models: set fixed_model to audit it as it is."
-        ),
-        "TRANSPORT_FIXED_MODEL_TARGET": (
-            "The model {label!r} predicts the target {target!r}: make {target!r} the first (primary) target "
-            "definition to audit it as it is, or refit zoo models instead."
-        ),
-        "TRANSPORT_FIXED_MODEL_NOT_BINARY": "Transport is binary-only: the model {label!r} predicts {k} classes.",
-        "TRANSPORT_MODEL_CANNOT_SCORE": (
-            "The model {label!r} cannot score the {what}: {detail}. An imported model brings its own "
-            "preprocessing; if it has no imputer it cannot score records with missing values (the evidence-"
-            "degradation stress sets values missing): turn that stress off or import a pipeline that imputes."
-        ),
-        "TRANSPORT_SMALL_PARTITION": (
-            "Refit {refit}: the {partition} partition has {count} record(s) of class {cls}; "
-            "every partition needs both classes. Use a larger source or fewer strata."
-        ),
-    }
-)
 
 
 def _refuse_multiclass(c: TransportConfig, source: pd.DataFrame, target: pd.DataFrame | None) -> None:
