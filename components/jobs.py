@@ -165,6 +165,8 @@ def follow_and_adopt(job: Job | None, slot: ResultSlot, *, stopped: str) -> bool
         return False
     if job.running:
         follow(job)
+        # the page above (Run disabled, Cancel shown) and the sidebar were drawn while the job ran: draw them again
+        st.rerun()
     adopted = False
     if not job.adopted:
         job.adopted = True
