@@ -1,8 +1,9 @@
 """Memory and CPU at the count bounds, and the cost of refusing what lies past them (docs/reliability.md).
 
 Each case runs ``reliability-audit run`` (``audit_cli.main``) in a fresh
-interpreter and reports that process's peak RSS (``ru_maxrss``) and CPU
-time (``ru_utime + ru_stime``): a config at the default value next to the
+interpreter and reports that process's peak resident memory (``VmHWM`` of
+``/proc/self/status``; ``ru_maxrss`` would carry the parent's size over
+``fork``/``exec``) and CPU time (``ru_utime + ru_stime``): a config at the default value next to the
 same config at the bound, so the ratio is measured side by side in one run.
 The refusals (the issue's values past the bounds, a 1 KB YAML alias bomb,
 YAML nested 5,000 deep, a Parquet bundle that expands 1,000-fold) report the
@@ -48,15 +49,15 @@ CHILD = textwrap.dedent("""
     with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
         code = main(sys.argv[1:])
     r = resource.getrusage(resource.RUSAGE_SELF)
-    print(json.dumps({"code": code, "peak_mib": r.ru_maxrss / 1024, "cpu_s": r.ru_utime + r.ru_stime,
+    hwm = next(int(l.split()[1]) for l in open("/proc/self/status") if l.startswith("VmHWM:"))
+    print(json.dumps({"code": code, "peak_mib": hwm / 1024, "cpu_s": r.ru_utime + r.ru_stime,
                       "stderr": err.getvalue().strip()[:160]}))
 """)
 
 LOADER_CHILD = textwrap.dedent("""
-    import json, resource, sys, time
+    import json, sys, time
     from audit_core.errors import AuditInputError
     kind, path = sys.argv[1], sys.argv[2]
-    r0 = resource.getrusage(resource.RUSAGE_SELF)
     c0 = time.process_time()
     try:
         if kind == "bundle":
@@ -68,8 +69,8 @@ LOADER_CHILD = textwrap.dedent("""
         outcome = "loaded"
     except AuditInputError as e:
         outcome = e.code
-    r = resource.getrusage(resource.RUSAGE_SELF)
-    print(json.dumps({"outcome": outcome, "cpu_s": time.process_time() - c0, "peak_mib": r.ru_maxrss / 1024}))
+    hwm = next(int(l.split()[1]) for l in open("/proc/self/status") if l.startswith("VmHWM:"))
+    print(json.dumps({"outcome": outcome, "cpu_s": time.process_time() - c0, "peak_mib": hwm / 1024}))
 """)
 
 
