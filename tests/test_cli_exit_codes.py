@@ -161,6 +161,12 @@ def make_schema_1_registry(path: Path) -> str:
     return "20240101T000000000000-00000001"
 
 
+def test_the_reliability_document_copies_the_same_codes() -> None:
+    reliability = documented_codes((ROOT / "docs" / "reliability.md").read_text().split("## Hardening round 2", 1)[1]
+                                   .replace("### Exit codes", "## Exit codes", 1))
+    assert set(reliability) == set(documented_codes(DOC.read_text()))
+
+
 def test_every_documented_code_has_a_case_and_every_case_is_documented() -> None:
     codes = documented_codes(DOC.read_text())
     assert set(codes) == {0, 1, 2, 3}

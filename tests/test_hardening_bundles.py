@@ -173,6 +173,7 @@ def test_the_runs_page_and_the_report_read_a_run_with_a_missing_column(real_runs
     assert not any("Unexpected problem" in e.value for e in at.error), [e.value for e in at.error]
     warnings = [w.value for w in at.warning if f"The figures of run '{run_id}' cannot be drawn" in w.value]
     assert warnings and column in warnings[0], [w.value for w in at.warning]
+    assert not any("No figures are registered" in c.value for c in at.caption)  # the kind has figures; these failed
     assert any(f"Table `{table}`" in e.label for e in at.expander)  # the tables are still shown
     html = write_report(reg.load(run_id), tmp_path / "r.html").read_text()
     assert "Summary" in html or "summary" in html

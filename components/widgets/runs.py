@@ -145,10 +145,10 @@ def show_record(record: RunRecord, *, key: str) -> None:
         figs = figures_for(record)
     except AuditInputError as err:  # tables saved by another version or edited: show them without figures
         st.warning(md_escape(err.message), icon=":material/warning:")
-        figs = []
-    if not figs and record.tables:
+        figs = None
+    if figs == [] and record.tables:
         st.caption(f"No figures are registered for audit kind {code(record.audit_kind)}; showing its tables.")
-    for i, (title, fig) in enumerate(figs):
+    for i, (title, fig) in enumerate(figs or []):
         st.plotly_chart(fig, key=f"view_ru_{key}_fig_{i}")
     for name, df in record.tables.items():
         with st.expander(f"Table {code(name)} · {df.shape[0]:,} × {df.shape[1]:,}"):
@@ -183,7 +183,8 @@ def run_view_section(runs: pd.DataFrame) -> None:
         c3.download_button(
             "Parquet tables (zip)", data=parquet_zip(record), file_name=f"tables-{safe}.zip", mime="application/zip", key="act_ru_dl_parquet"
         )
-        if c4.button("Delete run…", key="act_ru_delete"):
+        if c4.button("Delete run…", key="act_ru_delete", disabled=registry().read_only,
+                     help="The registry is open read-only." if registry().read_only else None):
             st.session_state[_PENDING_DELETE] = run_id
         _delete_confirmation(run_id)
         show_record(record, key="open")
@@ -249,7 +250,8 @@ def compare_section(runs: pd.DataFrame) -> None:
 def import_section() -> None:
     """Upload a JSON bundle and restore its run (validated; clear errors)."""
     upload = st.file_uploader("Run bundle (.json)", type=["json"], key="up_ru_bundle")
-    if upload is not None and st.button("Import run", key="act_ru_import"):
+    if upload is not None and st.button("Import run", key="act_ru_import", disabled=registry().read_only,
+                                        help="The registry is open read-only." if registry().read_only else None):
         with guarded(f"importing {upload.name}"):
             run_id = import_bundle(registry(), upload.getvalue(), name=upload.name)
             _clear_caches()
