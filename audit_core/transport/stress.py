@@ -280,6 +280,46 @@ def _primary_mapping(c) -> str:
     return "platt" if "platt" in c.mappings else c.mappings[0]
 
 
+def _decomposition_replicates(c, r: int, dom: str, labels: dict, cells: dict, w, U: str, C: str) -> dict:
+    """Bootstrap replicates of ``D_Y`` and ``D_P`` (raw and aligned) for one refit and test set.
+
+    Records are resampled stratified by the joint (U, C) label, ``bootstrap_chunk``
+    replicates at a time (memory ``chunk × n``). A test set larger than
+    ``stress_max_rows`` is bootstrapped on a seeded subsample of that many
+    records: the interval is then wider than the full set's (conservative);
+    the point estimates always use every record.
+
+    Returns
+    -------
+    dict
+        ``(dom, aligned, metric, "D_Y" | "D_P")`` -> replicates of shape (B,).
+    """
+    n = len(labels[U])
+    idx = np.arange(n)
+    if n > c.stress_max_rows:
+        idx = np.sort(np.random.default_rng([c.seed + 7919, r, 98, int(dom == "ood")]).choice(
+            n, c.stress_max_rows, replace=False))
+    joint = labels[U][idx] * 2 + labels[C][idx]
+    ww = w[idx] if w is not None else None
+    batched = {(aligned, L, P): BatchedMetrics(labels[L][idx], cells[(aligned, L, P)][idx], n_bins=c.n_bins)
+               for aligned in (False, True) for L in (U, C) for P in (U, C)}
+    B = c.n_bootstrap
+    out = {(dom, aligned, k, nm): np.full(B, np.nan) for aligned in (False, True) for k in _DECOMP_METRICS
+           for nm in ("D_Y", "D_P")}
+    rng = np.random.default_rng([c.seed + 7919, r, 99])
+    for start in range(0, B, c.bootstrap_chunk):
+        b = min(c.bootstrap_chunk, B - start)
+        counts = stratified_counts(joint, b, rng)
+        W = counts * ww if ww is not None else counts
+        for aligned in (False, True):
+            vals = {(L, P): batched[(aligned, L, P)].compute(W) for L in (U, C) for P in (U, C)}
+            for k in _DECOMP_METRICS:
+                dy, dp = decomposition(vals[(U, U)][k], vals[(U, C)][k], vals[(C, U)][k], vals[(C, C)][k])
+                out[(dom, aligned, k, "D_Y")][start:start + b] = dy
+                out[(dom, aligned, k, "D_P")][start:start + b] = dp
+    return out
+
+
 def target_definition_stress(audit) -> None:
     """2×2 grid, decomposition and aligned residuals for each alternative definition."""
     c = audit.config
@@ -323,18 +363,8 @@ def target_definition_stress(audit) -> None:
                     audit._emit([dict(analysis="target_decomposition", metric=f"{k}:{nm}", value=v[i])
                                  for k, v in pt.items() for i, nm in enumerate(("D_Y", "D_P"))],
                                 condition=cond, domain=dom, model=m0, mapping=mp, refit=r, target_definition=f"{U}|{C}")
-                # bootstrap of D_Y / D_P (raw and aligned), records stratified by joint label
-                joint = labels[U] * 2 + labels[C]
-                counts = stratified_counts(joint, c.n_bootstrap, np.random.default_rng([c.seed + 7919, r, 99]))
-                W = counts * w if w is not None else counts
-                for aligned in (False, True):
-                    vals = {}
-                    for L, P in ((U, U), (U, C), (C, U), (C, C)):
-                        vals[(L, P)] = BatchedMetrics(labels[L], cells[(aligned, L, P)], n_bins=c.n_bins).compute(W)
-                    for k in _DECOMP_METRICS:
-                        dy, dp = decomposition(vals[(U, U)][k], vals[(U, C)][k], vals[(C, U)][k], vals[(C, C)][k])
-                        reps.setdefault((dom, aligned, k, "D_Y"), []).append(dy)
-                        reps.setdefault((dom, aligned, k, "D_P"), []).append(dp)
+                for key, arr in _decomposition_replicates(c, r, dom, labels, cells, w, U, C).items():
+                    reps.setdefault(key, []).append(arr)
         for (dom, aligned, k, nm), arrs in reps.items():
             pts = np.asarray(points[(dom, aligned, k, nm)], dtype=float)
             estimate = float(np.nanmean(pts)) if np.isfinite(pts).any() else np.nan
