@@ -68,6 +68,14 @@ with tabs[3]:
     st.dataframe(result.extras["conformal_tally"], key="view_tr_tally", hide_index=True)
 with tabs[4]:
     st.plotly_chart(tf.stress_figure(result.table, model=model, mapping=mapping), key="view_tr_stress")
+    harm = tw.harm_table(result.extras.get("degradation_percentiles"), model=model, mapping=mapping)
+    if harm is None:
+        st.caption("Evidence degradation was not run.")
+    else:
+        st.caption("Targeted deletion of the most informative features against random deletions of as many: "
+                   "the share of random sets it is more harmful than (50% = no worse than chance; harm follows "
+                   "each metric's good direction).")
+        st.dataframe(harm, key="view_tr_harm", hide_index=True)
 with tabs[5]:
     st.plotly_chart(tf.target_definition_figure(result.table), key="view_tr_targets")
 with tabs[6]:

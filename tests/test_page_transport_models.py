@@ -63,6 +63,8 @@ def test_adult_sex_male_to_female_with_default_stresses_on_the_page(registry_pat
     assert {"direction", "good_direction"} <= set(styler.columns)
     better = styler[styler["direction"] == "better"]
     assert (better["verdict"] == "transport-sensitive").all()
+    harm = [d.value for d in at.dataframe if "OOD: more harmful than % of random sets" in d.value.columns]
+    assert harm and {"auroc", "brier_score"} <= set(harm[0]["metric"])
 
 
 def _loan_with(at: AppTest, ws) -> None:

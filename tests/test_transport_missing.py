@@ -115,3 +115,16 @@ def test_adult_sex_male_to_female_with_default_stresses_completes(adult):
     clean = auc[auc["condition"] == "clean"].set_index("domain")["value"]
     assert 0.8 < clean["id"] < 1 and 0.8 < clean["ood"] < 1
     assert (auc[auc["condition"] == "corruption"]["value"] < clean.reindex(["id", "ood"]).max()).all()
+    # issue 13: Brier improves from men to women (fewer high incomes); that is "better", not an alarm
+    v = res.verdicts
+    brier = v[(v["metric"] == "brier_score") & (v["mapping"] == "raw") & (v["weighting"] == "unweighted")].iloc[0]
+    assert brier["delta"] < -0.03 and brier["verdict"] == "transport-sensitive" and brier["direction"] == "better"
+    from components.widgets.transport import _DIRECTION_COLOURS, verdict_table
+
+    styler = verdict_table(v, model="logistic_regression", mapping="raw")
+    styler._compute()
+    shown = styler.data.reset_index(drop=True)
+    row = int(shown.index[shown["metric"] == "brier_score"][0])
+    col = list(shown.columns).index("verdict")
+    assert styler.ctx[(row, col)] == [("background-color", _DIRECTION_COLOURS["better"])]
+    assert _DIRECTION_COLOURS["better"] != _DIRECTION_COLOURS["worse"]

@@ -98,7 +98,9 @@ class TransportConfig:
         Feature budget ``m`` and random sets ``J`` per refit.
     corruption_rate, corruption_sd, oracle_rate : float
     stress_max_rows : int
-        Row cap per test set in the degradation stress (seeded subsample).
+        Row cap per test set in the degradation stress and in the bootstrap
+        of the target-definition decomposition (seeded subsample); bounds
+        their memory and time on large tables.
     mi_max_rows : int
         Row cap of the train sample for the mutual-information ranking.
     min_subgroup : int

@@ -42,14 +42,13 @@ from audit_core.models.zoo import FittedModel, ModelSpec, train_model
 from . import messages as _messages  # noqa: F401  (registers the TRANSPORT_* messages)
 from . import stress as st
 from .blas import serial_blas as _serial_blas
-from .bootstrap import percentile_interval, stratified_counts
-from .columns import RESULT_COLUMNS
+from .changes import classify_changes, exact_bootstrap
 from .config import TransportConfig, _bad, _plain, _sha256_file, versions
-from .evaluation import bootstrap_spec, evaluate_pipeline, fit_rules
+from .evaluation import evaluate_pipeline, fit_rules
 from .mappings import fit_mapping
-from .results import TransportResult, build_result, paired_changes
+from .results import TransportResult, build_result
 from .splits import PARTITIONS, four_way_split
-from .verdicts import change_direction, check_tolerances, classify_change, good_direction
+from .verdicts import check_tolerances
 
 __all__ = ["TransportAudit", "STAGES", "run_transport"]
 
@@ -431,97 +430,22 @@ class TransportAudit:
                     self._emit(rows, domain=dom, model=m, mapping=mp, refit=r)
 
     def classify(self) -> "TransportAudit":
-        """Paired OOD − ID changes, vectorised bootstrap intervals and verdicts."""
+        """Paired OOD − ID changes, vectorised bootstrap intervals and verdicts (:mod:`.changes`)."""
         self._begin("classify")
-        c = self._config
-        table = pd.DataFrame(self._rows, columns=list(RESULT_COLUMNS))
-        changes = paired_changes(table)
-        self._emit(changes.to_dict("records"))
         with _serial_blas():
-            deltas = self._bootstrap() if self._tgt is not None else {}
-        rows, vrows = [], []
-        ck = changes.fillna({"alpha": -1.0, "selection_rate": -1.0})
-        point = ck.groupby(["model", "mapping", "analysis", "metric", "weighting", "alpha", "selection_rate"])["value"].mean()
-        lv = table[table["domain"].isin(["id", "ood"]) & (table["condition"] == "clean")
-                   & (table["target_definition"] == c.primary_target)].fillna({"alpha": -1.0, "selection_rate": -1.0})
-        levels = lv.groupby(["model", "mapping", "analysis", "metric", "weighting", "alpha", "selection_rate",
-                             "domain"])["value"].mean()
-        for key, arr in deltas.items():
-            m, mp, weighting, analysis, metric, alpha, s = key
-            for r in range(arr.shape[0]):
-                lo, hi = percentile_interval(arr[r], c.level)
-                for nm, v in (("ci_low", lo), ("ci_high", hi)):
-                    rows.append(dict(analysis="change", condition=f"bootstrap_{nm}", domain="ood-id", model=m, mapping=mp,
-                                     refit=r, metric=metric, value=v, weighting=weighting, alpha=alpha,
-                                     selection_rate=s, sub=analysis))
-            lo, hi = percentile_interval(np.nanmean(arr, axis=0), c.level)
-            tol = c.tolerances.get(metric)
-            a_, s_ = (-1.0 if pd.isna(alpha) else alpha), (-1.0 if pd.isna(s) else s)
-            d = point.get((m, mp, analysis, metric, weighting, a_, s_), np.nan)
-            v_id, v_ood = (float(levels.get((m, mp, analysis, metric, weighting, a_, s_, dom), np.nan))
-                           for dom in ("id", "ood"))
-            verdict = "no tolerance declared" if tol is None else classify_change(lo, hi, tol)
-            vrows.append(dict(model=m, mapping=mp, analysis=analysis, metric=metric, weighting=weighting,
-                              alpha=alpha, selection_rate=s, id_value=v_id, ood_value=v_ood, delta=float(d),
-                              ci_low=lo, ci_high=hi, tolerance=np.nan if tol is None else tol, verdict=verdict,
-                              direction=change_direction(verdict, metric, lo=lo, hi=hi, id_value=v_id,
-                                                         ood_value=v_ood, alpha=alpha, selection_rate=s),
-                              good_direction=good_direction(metric, alpha=alpha, selection_rate=s)[2],
-                              n_refits=int(arr.shape[0]), n_bootstrap=int(arr.shape[1])))
-        for row in rows:
-            sub = row.pop("sub")
-            row["analysis"] = f"change:{sub}"
+            rows, verdicts = classify_changes(self)
         self._emit(rows)
-        v = pd.DataFrame(vrows)
-        self.tables["verdicts"] = v.fillna({"alpha": np.nan}).reset_index(drop=True)
+        self.tables["verdicts"] = verdicts
         self._done.append("classify")
         return self
 
     def _bootstrap(self) -> dict:
         """Replicate changes, shape (R, B) per statistic (record resamples, fixed pipelines)."""
-        c = self._config
-        if not c.exact_bootstrap:  # the default: the same replicates, binned-cell arithmetic
+        if not self._config.exact_bootstrap:  # the default: the same replicates, binned-cell arithmetic
             from .replicates import binned_bootstrap
 
             return binned_bootstrap(self)
-        B, R = c.n_bootstrap, c.n_refits
-        y_ood = self._ytgt[c.primary_target]
-        schemes = [("unweighted", None)] + ([("weighted", True)] if self._wsrc is not None else [])
-        specs, orders = {}, {}
-        for (r, m) in self._pipes:
-            for dom, y, w, _ in self._test_sets(r):
-                raw = self._pipes[(r, m)]["raw"]["id_test" if dom == "id" else "ood"]
-                o = np.argsort(raw, kind="stable")  # score order: monotone mappings keep it
-                orders[(r, m, dom)] = o
-                for mp in c.mappings:
-                    specs[(r, m, mp, dom)] = bootstrap_spec(y[o], self._mapped(r, m, mp, dom)[o],
-                                                            self._rules[(r, m, mp)], n_bins=c.n_bins)
-        out: dict = {}
-        seed = int(c.seed) + 7919
-        chunks = list(range(0, B, c.bootstrap_chunk))
-        for ci, start in enumerate(chunks):
-            b = min(c.bootstrap_chunk, B - start)
-            self._tick(ci / len(chunks), f"Bootstrap {start + b} of {B}")
-            counts_ood = stratified_counts(y_ood, b, np.random.default_rng([seed, ci, 10**6]))
-            for r in range(R):
-                idt = self._source_rows(r, "id_test")
-                counts_id = stratified_counts(self._ysrc[c.primary_target][idt], b, np.random.default_rng([seed, ci, r]))
-                for m in c.models:
-                    for weighting, usew in schemes:
-                        W_id = counts_id * self._wsrc[idt] if usew else counts_id
-                        W_ood = counts_ood * self._wtgt if usew else counts_ood
-                        W_id = W_id[:, orders[(r, m, "id")]]
-                        W_ood = W_ood[:, orders[(r, m, "ood")]]
-                        for mp in c.mappings:
-                            bm_id, keys = specs[(r, m, mp, "id")]
-                            bm_ood, _ = specs[(r, m, mp, "ood")]
-                            s_id, s_ood = bm_id.compute(W_id), bm_ood.compute(W_ood)
-                            for name, (analysis, metric, alpha, s) in keys.items():
-                                k = (m, mp, weighting, analysis, metric,
-                                     np.nan if alpha is None else alpha, np.nan if s is None else s)
-                                arr = out.setdefault(k, np.full((R, B), np.nan))
-                                arr[r, start:start + b] = s_ood[name] - s_id[name]
-        return out
+        return exact_bootstrap(self)
 
     # ------------------------------------------------------------ stage 6
     def stress(self) -> "TransportAudit":

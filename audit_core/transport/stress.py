@@ -38,8 +38,11 @@ alone, the mutual-information ranking counts it as a level of its own, and
 a donor's missing value is copied as missing. No step sorts or compares raw
 values of different types (text against a float NaN). Missing values are
 then handled by the pipeline's own imputers. The
-percentile of targeted deletion within the random-set distribution is
-``100 · (#{random < targeted} + ½ #{random = targeted}) / J``.
+percentile of targeted deletion within the random-set distribution is read
+in one direction for every metric: **more harmful than X % of random sets**,
+``100 · (#{random less harmful} + ½ #{random as harmful}) / J``, where harm
+follows the metric's good direction (lower AUROC, higher Brier, coverage
+farther from ``1 − α``; :func:`harm_percentile`).
 """
 from __future__ import annotations
 
@@ -54,8 +57,10 @@ from audit_core.metrics import EPS_LOGIT, METRICS, metric_values
 from . import conformal as cf
 from . import selective as sl
 
-from .bootstrap import BatchedMetrics, percentile_interval, stratified_counts
+from .bootstrap import BatchedMetrics, stratified_counts
 from .evaluation import evaluate_pipeline
+from .intervals import change_interval
+from .verdicts import good_direction
 
 __all__ = [
     "decomposition",
@@ -66,6 +71,7 @@ __all__ = [
     "oracle_replace",
     "mutual_information_ranking",
     "percentile_within",
+    "harm_percentile",
     "target_definition_stress",
     "degradation_stress",
     "heterogeneity_rows",
@@ -226,6 +232,36 @@ def mutual_information_ranking(train: pd.DataFrame, y: np.ndarray, numeric, cate
     return [names[j] for j in order]
 
 
+def harm_percentile(value: float, distribution: np.ndarray, metric: str, *, alpha: float | None = None,
+                    selection_rate: float | None = None) -> float:
+    """Share (in %) of ``distribution`` that ``value`` is *more harmful than*, ties counted half.
+
+    Harm follows the metric's good direction
+    (:func:`~audit_core.transport.verdicts.good_direction`): a lower AUROC, a
+    higher Brier score, a coverage farther from ``1 − α`` are more harmful.
+    ``NaN`` for a metric without a good direction (prevalence).
+
+    Examples
+    --------
+    Targeted deletion leaves AUROC 0.70 where random sets leave 0.72, 0.75, 0.71, 0.69:
+    it is more harmful than 3 of the 4, and the same reading holds for a Brier score.
+
+    >>> harm_percentile(0.70, np.array([0.72, 0.75, 0.71, 0.69]), "auroc")
+    75.0
+    >>> harm_percentile(0.21, np.array([0.18, 0.19, 0.20, 0.22]), "brier_score")
+    75.0
+    """
+    kind, target, _ = good_direction(metric, alpha=alpha, selection_rate=selection_rate)
+    d = np.asarray(distribution, dtype=float)
+    if kind == "higher":
+        return percentile_within(-value, -d)
+    if kind == "lower":
+        return percentile_within(value, d)
+    if kind == "target":
+        return percentile_within(abs(value - target), np.abs(d - target))
+    return float("nan")
+
+
 def percentile_within(value: float, distribution: np.ndarray) -> float:
     """Mid-rank percentile of ``value`` within ``distribution``.
 
@@ -244,6 +280,46 @@ def _primary_mapping(c) -> str:
     return "platt" if "platt" in c.mappings else c.mappings[0]
 
 
+def _decomposition_replicates(c, r: int, dom: str, labels: dict, cells: dict, w, U: str, C: str) -> dict:
+    """Bootstrap replicates of ``D_Y`` and ``D_P`` (raw and aligned) for one refit and test set.
+
+    Records are resampled stratified by the joint (U, C) label, ``bootstrap_chunk``
+    replicates at a time (memory ``chunk × n``). A test set larger than
+    ``stress_max_rows`` is bootstrapped on a seeded subsample of that many
+    records: the interval is then wider than the full set's (conservative);
+    the point estimates always use every record.
+
+    Returns
+    -------
+    dict
+        ``(dom, aligned, metric, "D_Y" | "D_P")`` -> replicates of shape (B,).
+    """
+    n = len(labels[U])
+    idx = np.arange(n)
+    if n > c.stress_max_rows:
+        idx = np.sort(np.random.default_rng([c.seed + 7919, r, 98, int(dom == "ood")]).choice(
+            n, c.stress_max_rows, replace=False))
+    joint = labels[U][idx] * 2 + labels[C][idx]
+    ww = w[idx] if w is not None else None
+    batched = {(aligned, L, P): BatchedMetrics(labels[L][idx], cells[(aligned, L, P)][idx], n_bins=c.n_bins)
+               for aligned in (False, True) for L in (U, C) for P in (U, C)}
+    B = c.n_bootstrap
+    out = {(dom, aligned, k, nm): np.full(B, np.nan) for aligned in (False, True) for k in _DECOMP_METRICS
+           for nm in ("D_Y", "D_P")}
+    rng = np.random.default_rng([c.seed + 7919, r, 99])
+    for start in range(0, B, c.bootstrap_chunk):
+        b = min(c.bootstrap_chunk, B - start)
+        counts = stratified_counts(joint, b, rng)
+        W = counts * ww if ww is not None else counts
+        for aligned in (False, True):
+            vals = {(L, P): batched[(aligned, L, P)].compute(W) for L in (U, C) for P in (U, C)}
+            for k in _DECOMP_METRICS:
+                dy, dp = decomposition(vals[(U, U)][k], vals[(U, C)][k], vals[(C, U)][k], vals[(C, C)][k])
+                out[(dom, aligned, k, "D_Y")][start:start + b] = dy
+                out[(dom, aligned, k, "D_P")][start:start + b] = dp
+    return out
+
+
 def target_definition_stress(audit) -> None:
     """2×2 grid, decomposition and aligned residuals for each alternative definition."""
     c = audit.config
@@ -251,6 +327,7 @@ def target_definition_stress(audit) -> None:
     m0, mp = c.models[0], _primary_mapping(c)
     for C in [str(t["name"]) for t in c.targets[1:]]:
         reps: dict = {}
+        points: dict = {}  # (dom, aligned, metric, D_Y | D_P) -> the per-refit full-sample values
         for r in range(c.n_refits):
             audit._tick(0.5 * r / c.n_refits, f"Target definition {C}, refit {r + 1}")
             pipe_c = audit._fit_pipeline(r, m0, C)
@@ -279,24 +356,19 @@ def target_definition_stress(audit) -> None:
                     grid = [metric_values(labels[L], cells[(aligned, L, P)], _DECOMP_METRICS, sample_weight=w)
                             for L, P in ((U, U), (U, C), (C, U), (C, C))]
                     pt = {k: decomposition(*[g[k] for g in grid]) for k in _DECOMP_METRICS}
+                    for k, v in pt.items():
+                        for i, nm in enumerate(("D_Y", "D_P")):
+                            points.setdefault((dom, aligned, k, nm), []).append(v[i])
                     cond = f"{U} vs {C}" + (" (aligned)" if aligned else "")
                     audit._emit([dict(analysis="target_decomposition", metric=f"{k}:{nm}", value=v[i])
                                  for k, v in pt.items() for i, nm in enumerate(("D_Y", "D_P"))],
                                 condition=cond, domain=dom, model=m0, mapping=mp, refit=r, target_definition=f"{U}|{C}")
-                # bootstrap of D_Y / D_P (raw and aligned), records stratified by joint label
-                joint = labels[U] * 2 + labels[C]
-                counts = stratified_counts(joint, c.n_bootstrap, np.random.default_rng([c.seed + 7919, r, 99]))
-                W = counts * w if w is not None else counts
-                for aligned in (False, True):
-                    vals = {}
-                    for L, P in ((U, U), (U, C), (C, U), (C, C)):
-                        vals[(L, P)] = BatchedMetrics(labels[L], cells[(aligned, L, P)], n_bins=c.n_bins).compute(W)
-                    for k in _DECOMP_METRICS:
-                        dy, dp = decomposition(vals[(U, U)][k], vals[(U, C)][k], vals[(C, U)][k], vals[(C, C)][k])
-                        reps.setdefault((dom, aligned, k, "D_Y"), []).append(dy)
-                        reps.setdefault((dom, aligned, k, "D_P"), []).append(dp)
+                for key, arr in _decomposition_replicates(c, r, dom, labels, cells, w, U, C).items():
+                    reps.setdefault(key, []).append(arr)
         for (dom, aligned, k, nm), arrs in reps.items():
-            lo, hi = percentile_interval(np.nanmean(np.stack(arrs), axis=0), c.level)
+            pts = np.asarray(points[(dom, aligned, k, nm)], dtype=float)
+            estimate = float(np.nanmean(pts)) if np.isfinite(pts).any() else np.nan
+            lo, hi = change_interval(np.nanmean(np.stack(arrs), axis=0), estimate, c.level)
             cond = f"{U} vs {C}" + (" (aligned)" if aligned else "")
             audit._emit([dict(metric=f"{k}:{nm}:ci_low", value=lo), dict(metric=f"{k}:{nm}:ci_high", value=hi)],
                         analysis="target_decomposition", condition=cond, domain=dom, model=m0, mapping=mp,
@@ -359,7 +431,9 @@ def degradation_stress(audit) -> None:
                     # percentile of targeted within the random-set distribution
                     for i, row in enumerate(per["targeted"]):
                         dist = np.array([per[f"random_set:{j}"][i]["value"] for j in range(len(sets))], dtype=float)
-                        pct_rows.append(dict(row, value=percentile_within(row["value"], dist), domain=dom, model=mk,
+                        harm = harm_percentile(row["value"], dist, row["metric"], alpha=row.get("alpha"),
+                                               selection_rate=row.get("selection_rate"))
+                        pct_rows.append(dict(row, value=harm, domain=dom, model=mk,
                                              mapping=mp, refit=r, condition="targeted_vs_random",
                                              analysis=f"degradation_percentile:{row['analysis']}"))
     audit._emit(pct_rows)

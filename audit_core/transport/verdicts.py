@@ -146,7 +146,7 @@ def good_direction(metric: str, *, alpha: float | None = None, selection_rate: f
     ('target', 0.9, 'closer to 0.9 (1 − α) is better')
     """
     kind = GOOD_DIRECTION.get(metric, "higher" if metric.startswith(("auroc", "average_precision")) else "none")
-    if metric.startswith("hcep") or metric in ("risk", "aurc", "excess_aurc"):
+    if metric.startswith(("hcep", "risk")) or metric in ("aurc", "excess_aurc", "log_loss", "brier_score", "ece"):
         kind = "lower"
     target, text = None, {"higher": "higher is better", "lower": "lower is better",
                           "none": "no better direction (a population fact)"}.get(kind, "")

@@ -29,7 +29,7 @@ from components.state import PERSIST, ResultSlot, current_provenance, declaratio
 
 __all__ = ["RESULT_KEY", "RESULT_SLOT", "LOCK_KEY", "JOB", "sync_with_declaration", "declaration_section",
            "model_section", "setup_form", "model_note", "tolerance_section", "run_section", "verdict_table",
-           "downloads"]
+           "harm_table", "downloads"]
 
 RESULT_KEY = "transport_result"  # TransportResult | None
 LOCK_KEY = "transport_locked_tolerances"  # dict | None
@@ -259,6 +259,21 @@ def verdict_table(verdicts: pd.DataFrame, *, model: str, mapping: str, weighting
     colour = v.get("direction", v["verdict"])
     return v.style.apply(lambda col: [f"background-color: {_DIRECTION_COLOURS.get(x, '')}" for x in colour],
                          subset=[c for c in ("verdict", "direction") if c in v.columns]).format(precision=4, na_rep="")
+
+
+def harm_table(percentiles: pd.DataFrame | None, *, model: str, mapping: str) -> pd.DataFrame | None:
+    """Targeted deletion against the random sets, one direction for every metric (None when not run)."""
+    if percentiles is None or percentiles.empty:
+        return None
+    p = percentiles[(percentiles["model"] == model) & (percentiles["mapping"] == mapping)
+                    & (percentiles["weighting"] == "unweighted") & percentiles["value"].notna()]
+    if p.empty:
+        return None
+    p = p.assign(analysis=p["analysis"].str.replace("degradation_percentile:", "", regex=False))
+    wide = p.pivot_table(index=["analysis", "metric", "alpha", "selection_rate"], columns="domain", values="value",
+                         dropna=False, aggfunc="first").dropna(how="all").reset_index()
+    names = {"id": "ID: more harmful than % of random sets", "ood": "OOD: more harmful than % of random sets"}
+    return wide.rename(columns={**names, "selection_rate": "selection rate"})
 
 
 def model_note(result) -> str:

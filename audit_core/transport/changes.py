@@ -1,0 +1,123 @@
+"""Stage 5b of the protocol: paired OOD − ID changes, their bootstrap intervals and verdicts.
+
+:func:`classify_changes` takes the replicate changes from whichever bootstrap
+produced them (the default binned-cell bootstrap of
+:mod:`~audit_core.transport.replicates`, or the exact record bootstrap
+:func:`exact_bootstrap`, ``exact_bootstrap=True``), and applies one interval
+rule to all of them, :func:`~audit_core.transport.intervals.change_interval`:
+per refit around that refit's change, and pooled around the refit-mean
+change (the verdict's interval). Every interval therefore contains its
+estimate.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from .bootstrap import stratified_counts
+from .columns import RESULT_COLUMNS
+from .evaluation import bootstrap_spec
+from .intervals import change_interval
+from .results import paired_changes
+from .verdicts import change_direction, classify_change, good_direction
+
+__all__ = ["classify_changes", "exact_bootstrap"]
+
+_KEY = ["model", "mapping", "analysis", "metric", "weighting", "alpha", "selection_rate"]
+
+
+def classify_changes(audit) -> tuple[list[dict], pd.DataFrame]:
+    """Rows of paired changes and per-refit intervals, and the verdict table.
+
+    Returns
+    -------
+    rows : list of dict
+        Paired changes (``domain="ood-id"``, one per refit) and the per-refit
+        intervals (``analysis="change:<analysis>"``, ``condition``
+        ``bootstrap_ci_low`` / ``bootstrap_ci_high``).
+    verdicts : pandas.DataFrame
+        One row per (model, mapping, analysis, metric, weighting, alpha,
+        selection rate): ID and OOD levels (refit means), the mean change,
+        its interval, tolerance, verdict and direction.
+    """
+    c = audit.config
+    table = pd.DataFrame(audit._rows, columns=list(RESULT_COLUMNS))
+    changes = paired_changes(table)
+    out = changes.to_dict("records")
+    if audit._tgt is None:
+        return out, pd.DataFrame()
+    deltas = audit._bootstrap()
+    ck = changes.fillna({"alpha": -1.0, "selection_rate": -1.0})
+    point = ck.groupby(_KEY)["value"].mean()
+    per_refit = ck.set_index(_KEY + ["refit"])["value"]
+    per_refit = per_refit[~per_refit.index.duplicated()]
+    lv = table[table["domain"].isin(["id", "ood"]) & (table["condition"] == "clean")
+               & (table["target_definition"] == c.primary_target)].fillna({"alpha": -1.0, "selection_rate": -1.0})
+    levels = lv.groupby(_KEY + ["domain"])["value"].mean()
+    vrows = []
+    for key, arr in deltas.items():
+        m, mp, weighting, analysis, metric, alpha, s = key
+        a_, s_ = (-1.0 if pd.isna(alpha) else alpha), (-1.0 if pd.isna(s) else s)
+        k = (m, mp, analysis, metric, weighting, a_, s_)
+        for r in range(arr.shape[0]):
+            lo, hi = change_interval(arr[r], per_refit.get(k + (r,), np.nan), c.level)
+            for nm, v in (("ci_low", lo), ("ci_high", hi)):
+                out.append(dict(analysis=f"change:{analysis}", condition=f"bootstrap_{nm}", domain="ood-id", model=m,
+                                mapping=mp, refit=r, metric=metric, value=v, weighting=weighting, alpha=alpha,
+                                selection_rate=s))
+        d = float(point.get(k, np.nan))
+        lo, hi = change_interval(np.nanmean(arr, axis=0), d, c.level)
+        tol = c.tolerances.get(metric)
+        v_id, v_ood = (float(levels.get(k + (dom,), np.nan)) for dom in ("id", "ood"))
+        verdict = "no tolerance declared" if tol is None else classify_change(lo, hi, tol)
+        vrows.append(dict(model=m, mapping=mp, analysis=analysis, metric=metric, weighting=weighting,
+                          alpha=alpha, selection_rate=s, id_value=v_id, ood_value=v_ood, delta=d,
+                          ci_low=lo, ci_high=hi, tolerance=np.nan if tol is None else tol, verdict=verdict,
+                          direction=change_direction(verdict, metric, lo=lo, hi=hi, id_value=v_id,
+                                                     ood_value=v_ood, alpha=alpha, selection_rate=s),
+                          good_direction=good_direction(metric, alpha=alpha, selection_rate=s)[2],
+                          n_refits=int(arr.shape[0]), n_bootstrap=int(arr.shape[1])))
+    return out, pd.DataFrame(vrows).fillna({"alpha": np.nan}).reset_index(drop=True)
+
+
+def exact_bootstrap(audit) -> dict:
+    """Replicate changes OOD − ID, shape (R, B) per statistic, record by record (``exact_bootstrap=True``)."""
+    c = audit.config
+    B, R = c.n_bootstrap, c.n_refits
+    y_ood = audit._ytgt[c.primary_target]
+    schemes = [("unweighted", None)] + ([("weighted", True)] if audit._wsrc is not None else [])
+    specs, orders = {}, {}
+    for (r, m) in audit._pipes:
+        for dom, y, w, _ in audit._test_sets(r):
+            raw = audit._pipes[(r, m)]["raw"]["id_test" if dom == "id" else "ood"]
+            o = np.argsort(raw, kind="stable")  # score order: monotone mappings keep it
+            orders[(r, m, dom)] = o
+            for mp in c.mappings:
+                specs[(r, m, mp, dom)] = bootstrap_spec(y[o], audit._mapped(r, m, mp, dom)[o],
+                                                        audit._rules[(r, m, mp)], n_bins=c.n_bins)
+    out: dict = {}
+    seed = int(c.seed) + 7919
+    chunks = list(range(0, B, c.bootstrap_chunk))
+    for ci, start in enumerate(chunks):
+        b = min(c.bootstrap_chunk, B - start)
+        audit._tick(ci / len(chunks), f"Bootstrap {start + b} of {B}")
+        counts_ood = stratified_counts(y_ood, b, np.random.default_rng([seed, ci, 10**6]))
+        for r in range(R):
+            idt = audit._source_rows(r, "id_test")
+            counts_id = stratified_counts(audit._ysrc[c.primary_target][idt], b, np.random.default_rng([seed, ci, r]))
+            for m in c.models:
+                for weighting, usew in schemes:
+                    W_id = counts_id * audit._wsrc[idt] if usew else counts_id
+                    W_ood = counts_ood * audit._wtgt if usew else counts_ood
+                    W_id = W_id[:, orders[(r, m, "id")]]
+                    W_ood = W_ood[:, orders[(r, m, "ood")]]
+                    for mp in c.mappings:
+                        bm_id, keys = specs[(r, m, mp, "id")]
+                        bm_ood, _ = specs[(r, m, mp, "ood")]
+                        s_id, s_ood = bm_id.compute(W_id), bm_ood.compute(W_ood)
+                        for name, (analysis, metric, alpha, s) in keys.items():
+                            k = (m, mp, weighting, analysis, metric,
+                                 np.nan if alpha is None else alpha, np.nan if s is None else s)
+                            arr = out.setdefault(k, np.full((R, B), np.nan))
+                            arr[r, start:start + b] = s_ood[name] - s_id[name]
+    return out
