@@ -81,6 +81,8 @@ class _Chunk:
             build(blk, buf[:m])
             parts.append(predict_buffer(self.ctx.raw_predict, buf, m))
         self.n_predicted += n_rows
+        if not parts:
+            return np.zeros((0, 2))
         return parts[0] if len(parts) == 1 else np.concatenate(parts, axis=0)
 
     def masks(self, case: np.ndarray, kind: np.ndarray, a: np.ndarray, g: np.ndarray) -> np.ndarray:

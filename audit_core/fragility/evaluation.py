@@ -101,13 +101,13 @@ def brittleness_scores(
     return pd.DataFrame(out)
 
 
-def _progress_of(progress, total: int, what: str):
+def _progress_of(progress, total: int, what: str, unit: str):
     done = [0]
 
     def step(k: int) -> None:
         done[0] += k
         if progress is not None:
-            progress(done[0] / max(1, total), f"{what}: {done[0]:,} of {total:,}")
+            progress(done[0] / max(1, total), f"{what}: {done[0]:,} of {total:,} {unit}")
     return step
 
 
@@ -144,7 +144,7 @@ def permutation_scores(
     donors = np.stack([rng.permutation(n) for _ in range(n_repeats)], axis=1)  # (n, P)
     member = group_mask(tuple(group_columns), np.eye(G, dtype=bool))  # (G, F)
     imp = np.empty((n, G))
-    tick = _progress_of(progress, n * G, "Permutation importance, case × group")
+    tick = _progress_of(progress, n * G, "Permutation importance", "case × group pairs")
     for cs, gs in item_blocks(n, G, n_repeats * (3 * 8 * F + 64), chunk_mb=chunk_mb):
         check_stop(should_stop)
         c = cs.stop - cs.start
@@ -212,7 +212,7 @@ def group_shap_scores(
     explainer = shap.PermutationExplainer(f, masker, seed=int(seed))
     evals = max_evals or 2 * (2 * G + 1)
     ids = np.repeat(np.arange(n)[:, None], G, axis=1).astype(float)
-    tick = _progress_of(progress, n, "group-SHAP, cases")
+    tick = _progress_of(progress, n, "Group-SHAP", "cases")
     parts = []
     step = max(1, rows_in_budget(evals * len(bg_rows) * 8 * (F + 2 * G), chunk_mb=chunk_mb))
     for lo in range(0, n, step):
