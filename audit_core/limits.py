@@ -26,6 +26,15 @@ schema is which count; :meth:`Limits.check_fields` refuses a value over its
 bound with ``LIMIT_COUNT``, naming the field, the bound and the variable. The
 table of counts is in ``docs/reliability.md``.
 
+Fragility work (the audit's up-front bound and the parts whose cost grows with
+the square of the evidence groups):
+
+* ``AUDIT_MAX_QUADRATIC_GROUPS`` (200): evidence groups above which group-SHAP,
+  permutation importance and beam search are skipped, with a note naming it;
+* ``AUDIT_MAX_FRAGILITY_CELLS`` (4e9): values (rows × transformed columns) a
+  Fragility audit may build and predict; above it the audit is refused up
+  front with ``FR_TOO_MUCH_WORK``.
+
 This module is pure: it must not import streamlit or plotly.
 """
 from __future__ import annotations
@@ -52,6 +61,8 @@ ENV_VARS: dict[str, tuple[str, float, float, float]] = {
     "max_matrix_mb": ("AUDIT_MAX_MATRIX_MB", 1_000, 0.001, 1_000_000),
     "max_exact_groups": ("AUDIT_MAX_EXACT_GROUPS", 20, 1, 64),
     "max_cube_k": ("AUDIT_MAX_CUBE_K", 12, 1, _CUBE_K_CEILING),
+    "max_quadratic_groups": ("AUDIT_MAX_QUADRATIC_GROUPS", 200, 1, 100_000),
+    "max_fragility_cells": ("AUDIT_MAX_FRAGILITY_CELLS", 4e9, 1e3, 1e15),
 }
 
 register_messages(
@@ -183,6 +194,8 @@ class Limits:
     max_matrix_mb: float = 1_000
     max_exact_groups: int = 20
     max_cube_k: int = 12
+    max_quadratic_groups: int = 200
+    max_fragility_cells: int = 4_000_000_000
     #: ``(count, bound)`` for every entry of :data:`COUNTS` (a tuple, so the caps stay hashable).
     counts: tuple[tuple[str, int], ...] = field(default_factory=_default_counts)
 
@@ -197,7 +210,8 @@ class Limits:
             number in its range.
         """
         env = os.environ if env is None else env
-        ints = {"max_rows", "max_columns", "max_exact_groups", "max_cube_k"}
+        ints = {"max_rows", "max_columns", "max_exact_groups", "max_cube_k", "max_quadratic_groups",
+                "max_fragility_cells"}
         values = {}
         for name in ENV_VARS:
             v = _read(name, env)

@@ -1,22 +1,36 @@
-"""Fragility engine benchmark (synthetic data). Run: python benchmarks/bench_fragility.py
+"""Fragility engine benchmark (synthetic data), every ratio in CPU time, A and B alternated in one run.
 
-Prints, for LightGBM and logistic regression on 5,000 cases × 20 groups:
-(1) static certificates (K=5, three families, 10 severities, R=10) vs one
-    predict_proba on the same total rows stacked into one matrix;
-(2) speed-up over a straightforward per-case loop (measured on a subset and
-    scaled per case);
-(3) cost per case vs shap's PermutationExplainer with the groups as the
-    masker's features (default max_evals=500);
-and (4) peak resident memory of 200,000 cases × 30 groups in chunks,
-measured with resource.getrusage in a fresh subprocess.
+Run: ``python benchmarks/bench_fragility.py`` (defaults: 5,000 cases × 20 groups of 2 features, K = 5,
+three families, 10 severities, R = 10; 5 repeats). Options: ``--cases``, ``--groups``, ``--repeats``,
+``--models`` (comma list), ``--skip-shap``, ``--skip-memory``, ``--memory-cases``.
+
+For each model it prints, side by side:
+
+(1) **certificates ÷ the limit**. The limit is ``predict_proba`` on the *distinct* rows the method needs
+    (every row the generic engine builds, deduplicated by value within each case), in the model's
+    fastest layout (the fastest of case-major and block-major, one call or 64 MiB calls, timed once
+    each before the repeats). Also the generic engine ÷ the default engine, and whether the default
+    engine's certificates equal the generic engine's (bit for bit for the row engines; for the linear
+    path: orders, k*, j* and flip rates equal, and the largest difference of a continuous output);
+(2) **the engine called one case at a time** ÷ the batched engine, per case;
+(3) **SHAP warm** (imports and first call done before timing) ÷ certificates, per case, with shap's
+    defaults (100 background rows, ``max_evals=500``) and with the audit's settings (20 background
+    rows, ``max_evals = 2(2G + 1)``);
+and (4) peak RSS of 1,000,000 cases × 30 groups (logistic regression, the linear path) and of 200,000
+cases × 30 groups on the distinct-row engine, each in a fresh subprocess (``resource.getrusage``).
+
+Every ratio is the median over the repeats with its min–max; A and B alternate (their order swaps on
+every repeat), so load from other processes on the shared cores hits both.
 """
 from __future__ import annotations
 
+import argparse
 import os
 import resource
 import subprocess
 import sys
 import time
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -28,7 +42,12 @@ from audit_core.data.groups import Grouping  # noqa: E402
 from audit_core.fragility import FragilityConfig, certify, column_scale  # noqa: E402
 from audit_core.fragility.engine import protocol_for, rows_per_case  # noqa: E402
 from audit_core.fragility.evaluation import group_shap_scores  # noqa: E402
-from audit_core.models.probs import clip_probs, margin_of, pseudo_logits  # noqa: E402
+from audit_core.fragility.generic import as_predict, certify_chunk_generic, make_context  # noqa: E402
+
+MODELS = ("lightgbm", "random_forest", "hist_gradient_boosting", "mlp", "logistic_regression")
+FIELDS = ("p0", "y_hat", "p_hat", "m0", "delta", "order", "path_groups", "path_margins", "path_labels", "k_star",
+          "rcma", "d", "fds")
+DISCRETE = ("y_hat", "order", "path_groups", "path_labels", "k_star")
 
 
 def synthetic(n: int, G: int, per_group: int = 2, seed: int = 0):
@@ -43,114 +62,195 @@ def synthetic(n: int, G: int, per_group: int = 2, seed: int = 0):
     return X[:n], y[n:], X[n:], Grouping(feats, feats, group_of, tuple(dict.fromkeys(group_of)))
 
 
-def models(Xtr, ytr):
-    from lightgbm import LGBMClassifier
-    from sklearn.linear_model import LogisticRegression
-
+def fit(kind: str, Xtr: np.ndarray, ytr: np.ndarray):
     from audit_core.models.zoo import ModelSpec, make_estimator
 
-    lgb = make_estimator(ModelSpec(kind="lightgbm", seed=0)).fit(Xtr, ytr)
-    lr = LogisticRegression(max_iter=2000).fit(Xtr, ytr)
-    return {"lightgbm": lgb, "logistic_regression": lr}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return make_estimator(ModelSpec(kind=kind, seed=0)).fit(Xtr, ytr)
 
 
-def per_case_reference(model, X, grouping, base, scale, cfg: FragilityConfig):
-    """Straightforward loop: one case at a time, one predict call per perturbed row set."""
-    from audit_core.fragility.operators import degrade, draw_uniforms
-
-    cols = grouping.index
-    G, K, L = grouping.n_groups, cfg.k, len(cfg.grid)
-    draws = {f: draw_uniforms(f, n_draws=cfg.n_draws, n_features=X.shape[1], seed=cfg.seed) for f in cfg.families}
-    out = []
-    for x in X:
-        p = clip_probs(model.predict_proba(x[None]))[0]
-        y = int(p.argmax())
-        m0 = margin_of(pseudo_logits(p), y)
-        deltas = []
-        for g in range(G):
-            xr = x.copy()
-            xr[cols[g]] = base[cols[g]]
-            deltas.append(m0 - margin_of(pseudo_logits(model.predict_proba(xr[None])), y)[0])
-        order = np.argsort(-np.array(deltas), kind="stable")
-        xr = x.copy()
-        ms = []
-        for k in range(K):
-            xr[cols[order[k]]] = base[cols[order[k]]]
-            ms.append(margin_of(pseudo_logits(model.predict_proba(xr[None])), y)[0])
-        mask = np.zeros(len(x), dtype=bool)
-        for g in order[:K]:
-            mask[cols[g]] = True
-        for fam in cfg.families:
-            for lam in cfg.grid:
-                us = draws[fam] if draws[fam] is not None else [None]
-                for u in us:
-                    xd = degrade(fam, x[None], mask=mask, lam=lam, baseline=base, scale=scale, u=u)
-                    margin_of(pseudo_logits(model.predict_proba(xd)), y)
-        out.append((deltas, ms))
-    return out
+def cpu(fn) -> float:
+    t = time.process_time()
+    fn()
+    return time.process_time() - t
 
 
-def memory_child() -> None:
+def distinct_rows(model, X: np.ndarray, proto) -> tuple[np.ndarray, np.ndarray, int]:
+    """Every row the generic engine predicts, deduplicated by value within each case.
+
+    Returns the distinct rows case-major, the same rows in the generic (block-major) order, and the
+    total number of rows the generic engine predicts.
+    """
+    ctx = make_context(model, proto, X.shape[1], None)
+    real = as_predict(model)
+    seen: list[tuple[np.ndarray, np.ndarray]] = []
+    n = len(X)
+
+    def record(rows: np.ndarray) -> np.ndarray:
+        seen.append((rows.copy(), np.arange(len(rows)) % n))
+        return real(rows)
+
+    ctx.predict = record
+    certify_chunk_generic(ctx, X, np.arange(n))
+    rows = np.concatenate([r for r, _ in seen])
+    case = np.concatenate([c for _, c in seen])
+    total = len(rows)
+    key = np.ascontiguousarray(np.column_stack([case.astype(float), rows]))
+    _, first = np.unique(key.view(np.dtype((np.void, key.dtype.itemsize * key.shape[1]))).ravel(), return_index=True)
+    first = np.sort(first)  # generic order
+    case_major = first[np.lexsort((first, case[first]))]
+    return rows[case_major], rows[first], total
+
+
+def limit_layout(model, case_major: np.ndarray, block_major: np.ndarray) -> tuple[str, object, dict]:
+    """Time predict_proba once in each layout; return the fastest one as a callable."""
+    predict = as_predict(model)
+    step = max(1, (64 << 20) // (8 * case_major.shape[1]))
+
+    def chunked(rows):
+        return lambda: [predict(rows[lo:lo + step]) for lo in range(0, len(rows), step)]
+
+    layouts = {
+        "case-major, one call": lambda: predict(case_major),
+        "case-major, 64 MiB calls": chunked(case_major),
+        "block-major, one call": lambda: predict(block_major),
+        "block-major, 64 MiB calls": chunked(block_major),
+    }
+    times = {name: cpu(fn) for name, fn in layouts.items()}
+    best = min(times, key=times.get)
+    return best, layouts[best], times
+
+
+def alternate(fa, fb, repeats: int) -> tuple[list[float], list[float]]:
+    """CPU times of A and B, alternated; the order swaps on every repeat."""
+    ta, tb = [], []
+    for r in range(repeats):
+        if r % 2 == 0:
+            ta.append(cpu(fa))
+            tb.append(cpu(fb))
+        else:
+            tb.append(cpu(fb))
+            ta.append(cpu(fa))
+    return ta, tb
+
+
+def ratio_text(a: list[float], b: list[float], scale_a: float = 1.0, scale_b: float = 1.0) -> str:
+    r = np.array(a) / scale_a / (np.array(b) / scale_b)
+    return f"{np.median(r):.2f}x [{r.min():.2f}-{r.max():.2f}]"
+
+
+def compare(ref, new) -> tuple[bool, float, bool]:
+    """(bit-identical, largest continuous difference, discrete outputs equal)."""
+    same, worst, discrete = True, 0.0, True
+    pairs = [(f, getattr(ref, f), getattr(new, f)) for f in FIELDS]
+    for f in ("curves", "flip_rates", "j_star", "d_family"):
+        pairs += [(f"{f}.{k}", getattr(ref, f)[k], getattr(new, f)[k]) for k in getattr(ref, f)]
+    for name, a, b in pairs:
+        if not np.array_equal(a, b):
+            same = False
+            if name in DISCRETE or name.startswith(("flip_rates", "j_star")):
+                discrete = False
+            else:
+                worst = max(worst, float(np.max(np.abs(np.asarray(a, float) - np.asarray(b, float)))))
+    return same, worst, discrete
+
+
+def bench_model(kind: str, X, y, Xtr, grouping, cfg: FragilityConfig, args) -> None:
+    base, scale = Xtr.mean(0), column_scale(Xtr)
+    model = fit(kind, Xtr, y)
+    kw = dict(grouping=grouping, baseline=base, scale=scale)
+    proto = protocol_for(grouping, baseline=base, scale=scale, baseline_kind="mean", config=cfg)
+    case_major, block_major, total = distinct_rows(model, X, proto)
+    n = len(X)
+    layout, limit, layout_times = limit_layout(model, case_major, block_major)
+    batch = certify(model, X, config=cfg, **kw)
+    ref = certify(model, X, config=FragilityConfig(**{**cfg.__dict__, "engine": "generic"}), **kw)
+    same, worst, discrete = compare(ref, batch)
+    print(f"[{kind}] engine {batch.engine}; rows per case: generic {total / n:.1f}, distinct {len(case_major) / n:.1f}"
+          + (f", predicted {batch.n_predicted / n:.1f}" if batch.engine == "distinct" else "")
+          + "; limit layout: " + ", ".join(f"{k} {v:.2f}s" for k, v in layout_times.items()) + f" -> {layout}")
+    check = ("bit-identical to generic" if same else
+             f"orders, k*, j*, flip rates {'equal' if discrete else 'DIFFER'}; max continuous diff {worst:.1e}")
+    run = lambda: certify(model, X, config=cfg, **kw)  # noqa: E731
+    gen = lambda: certify(model, X, config=FragilityConfig(**{**cfg.__dict__, "engine": "generic"}), **kw)  # noqa: E731
+    ta, tb = alternate(run, limit, args.repeats)
+    tg, ta2 = alternate(gen, run, max(1, args.repeats // 2 + 1))
+    target = 1.5 if batch.engine == "linear" else 1.2
+    print(f"[{kind}] (1) certificates {np.median(ta):.2f}s vs limit {np.median(tb):.2f}s -> {ratio_text(ta, tb)} "
+          f"(target <= {target}x); generic engine / this engine {ratio_text(tg, ta2)}; {check}")
+    m = min(args.per_case, n)
+    one = lambda: [certify(model, X[i:i + 1], config=cfg, **kw) for i in range(m)]  # noqa: E731
+    tl, tbat = alternate(one, run, max(2, args.repeats // 2))
+    print(f"[{kind}] (2) engine one case at a time ({m} cases) {np.median(tl) / m * 1e3:.2f} ms/case vs batched "
+          f"{np.median(tbat) / n * 1e3:.3f} ms/case -> {ratio_text(tl, tbat, m, n)}")
+    if args.skip_shap:
+        return
+    k = args.shap_cases
+    G = grouping.n_groups
+    group_shap_scores(model, X[:2], Xtr, group_columns=grouping.index, seed=0)  # warm: imports, first call
+    shap_default = lambda: group_shap_scores(model, X[:k], Xtr, group_columns=grouping.index, n_background=100,  # noqa: E731
+                                             max_evals=500, seed=0)
+    shap_ours = lambda: group_shap_scores(model, X[:k], Xtr, group_columns=grouping.index, seed=0)  # noqa: E731
+    sd, c1 = alternate(shap_default, run, max(2, args.repeats // 2))
+    so, c2 = alternate(shap_ours, run, max(2, args.repeats // 2))
+    print(f"[{kind}] (3) SHAP warm, shap defaults (100 background rows, max_evals=500) {np.median(sd) / k * 1e3:.1f} "
+          f"ms/case -> SHAP/certificate {ratio_text(sd, c1, k, n)}; audit settings (20 background rows, max_evals="
+          f"{2 * (2 * G + 1)}) {np.median(so) / k * 1e3:.1f} ms/case -> {ratio_text(so, c2, k, n)}")
+
+
+def memory_child(n: int, engine: str, curve_dtype: str) -> None:
     from sklearn.linear_model import LogisticRegression
 
-    X, y, Xtr, grouping = synthetic(200_000, 30, per_group=1, seed=1)
+    X, y, Xtr, grouping = synthetic(n, 30, per_group=1, seed=1)
     lr = LogisticRegression(max_iter=1000).fit(Xtr[:20_000], y[:20_000])
-    t = time.perf_counter()
-    b = certify(lr, X, grouping=grouping, baseline=Xtr.mean(0), scale=column_scale(Xtr),
-                config=FragilityConfig(k=5, chunk_rows=200_000))
-    dt = time.perf_counter() - t
+    base, scale = Xtr.mean(0), column_scale(Xtr)
+    del Xtr, y
+    t = time.process_time()
+    b = certify(lr, X, grouping=grouping, baseline=base, scale=scale,
+                config=FragilityConfig(k=5, engine=engine, curve_dtype=curve_dtype))
+    dt = time.process_time() - t
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # KiB -> MiB on Linux
-    print(f"{len(b)} {dt:.1f} {peak:.0f}")
+    print(f"{len(b)} {dt:.1f} {peak:.0f} {b.engine}")
+
+
+def memory(n: int, engine: str, curve_dtype: str) -> str:
+    out = subprocess.run([sys.executable, __file__, "--memory-child", str(n), engine, curve_dtype], capture_output=True,
+                         text=True, check=True, env=dict(os.environ, PYTHONPATH=str(ROOT)))
+    cases, secs, peak, used = out.stdout.split()[-4:]
+    return (f"{int(cases):,} cases x 30 groups, logistic regression, {used} engine, curves {curve_dtype}: "
+            f"peak RSS {float(peak):.0f} MiB, {float(secs):.0f} s CPU (target < 2 GB)")
 
 
 def main() -> None:
-    n, G = 5_000, 20
-    X, y, Xtr, grouping = synthetic(n, G)
-    base, scale = Xtr.mean(0), column_scale(Xtr)
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--cases", type=int, default=5_000)
+    ap.add_argument("--groups", type=int, default=20)
+    ap.add_argument("--repeats", type=int, default=5)
+    ap.add_argument("--models", default=",".join(MODELS))
+    ap.add_argument("--per-case", type=int, default=40, help="cases certified one at a time in (2)")
+    ap.add_argument("--shap-cases", type=int, default=10)
+    ap.add_argument("--skip-shap", action="store_true")
+    ap.add_argument("--skip-memory", action="store_true")
+    ap.add_argument("--memory-cases", type=int, default=1_000_000)
+    args = ap.parse_args()
+    X, y, Xtr, grouping = synthetic(args.cases, args.groups)
     cfg = FragilityConfig(k=5, n_draws=10)
-    proto = protocol_for(grouping, baseline=base, scale=scale, baseline_kind="mean", config=cfg)
-    total_rows = n * (1 + G) + n * (rows_per_case(proto))
-    print(f"synthetic: {n} cases, {G} groups, {X.shape[1]} features; K=5, families=3, severities=10, R=10; "
-          f"{total_rows:,} perturbed rows")
-    ms = models(Xtr, y)
-    rng = np.random.default_rng(0)
-    for name, model in ms.items():
-        t = time.perf_counter()
-        b = certify(model, X, grouping=grouping, baseline=base, scale=scale, config=cfg)
-        t_cert = time.perf_counter() - t
-        stacked = X[rng.integers(0, n, size=total_rows)]
-        t = time.perf_counter()
-        model.predict_proba(stacked)
-        t_pred = time.perf_counter() - t
-        del stacked
-        n_ref = 20 if name == "lightgbm" else 50
-        t = time.perf_counter()
-        per_case_reference(model, X[:n_ref], grouping, base, scale, proto_cfg(cfg, proto))
-        t_ref = (time.perf_counter() - t) / n_ref
-        n_shap = 10
-        t = time.perf_counter()
-        group_shap_scores(model, X[:n_shap], Xtr, group_columns=grouping.index, n_background=20, max_evals=500)
-        t_shap = (time.perf_counter() - t) / n_shap
-        per_case = t_cert / n
-        print(f"[{name}] (1) certificates {t_cert:.2f}s vs stacked predict_proba {t_pred:.2f}s -> ratio {t_cert / t_pred:.2f}x "
-              f"(target <= 1.5x for LightGBM); mean FDS {b.fds.mean():.3f}")
-        print(f"[{name}] (2) per-case loop {t_ref * 1e3:.1f} ms/case vs batched {per_case * 1e3:.2f} ms/case -> "
-              f"speed-up {t_ref / per_case:.0f}x (target >= 20x)")
-        print(f"[{name}] (3) shap PermutationExplainer (groups as masker features, max_evals=500, 20 background rows) "
-              f"{t_shap * 1e3:.1f} ms/case vs certificate {per_case * 1e3:.2f} ms/case -> shap/certificate {t_shap / per_case:.1f}x")
-    out = subprocess.run([sys.executable, __file__, "--memory-child"], capture_output=True, text=True, check=True,
-                         env=dict(os.environ, PYTHONPATH=str(ROOT)))
-    n_cases, secs, peak = out.stdout.split()[-3:]
-    print(f"(4) memory: {int(n_cases):,} cases x 30 groups (logistic regression, chunks of <= 200,000 rows): "
-          f"peak RSS {float(peak):.0f} MiB in {float(secs):.0f}s (target < 2 GB)")
-
-
-def proto_cfg(cfg: FragilityConfig, proto) -> FragilityConfig:
-    return FragilityConfig(k=proto.k, families=proto.families, grid=proto.grid, n_draws=proto.n_draws, seed=proto.seed)
+    proto = protocol_for(grouping, baseline=Xtr.mean(0), scale=column_scale(Xtr), baseline_kind="mean", config=cfg)
+    print(f"synthetic: {args.cases} cases, {args.groups} groups, {X.shape[1]} features; K=5, families=3, "
+          f"severities=10, R=10; {rows_per_case(proto)} rows per case in the largest call; {args.repeats} repeats; "
+          f"load average {os.getloadavg()[0]:.1f}")
+    for kind in args.models.split(","):
+        bench_model(kind.strip(), X, y, Xtr, grouping, cfg, args)
+    if not args.skip_memory:
+        print("(4) memory: " + memory(args.memory_cases, "auto", "float64"))
+        print("(4) memory: " + memory(args.memory_cases, "auto", "float32"))
+        print("(4) memory: " + memory(200_000, "distinct", "float64"))
 
 
 if __name__ == "__main__":
     if "--memory-child" in sys.argv:
-        memory_child()
+        i = sys.argv.index("--memory-child")
+        memory_child(int(sys.argv[i + 1]), sys.argv[i + 2], sys.argv[i + 3])
     else:
         main()

@@ -22,7 +22,7 @@ from audit_core.models.training import Workspace, holdout_metrics
 from audit_core.models.zoo import FittedModel, ModelSpec, train_model
 
 from .certificate import CertificateBatch
-from .engine import FragilityConfig, certify, column_scale
+from .engine import FragilityConfig, certify, column_scale, protocol_for, resolve_engine
 from .evaluation import (
     auroc,
     auroc_table,
@@ -31,9 +31,11 @@ from .evaluation import (
     incremental_value,
     permutation_scores,
 )
+from .plan import plan_audit
 from .search import beam_min_flip, compare_search, exact_min_flip
 from .stressors import donor_replacement, natural_unavailability, unavailable_fields
 from .temperature import TemperatureResult, brittleness_temperature
+from .work import FragilityStopped, check_stop
 
 __all__ = [
     "AuditOptions",
@@ -47,7 +49,13 @@ __all__ = [
 
 @dataclass(frozen=True, kw_only=True)
 class AuditOptions:
-    """Options of :func:`run_fragility_audit` (all seeds explicit)."""
+    """Options of :func:`run_fragility_audit` (all seeds explicit).
+
+    ``exact_max_groups``, ``max_quadratic_groups`` and ``max_cells`` are the
+    caps of :mod:`audit_core.limits` (``AUDIT_MAX_EXACT_GROUPS``,
+    ``AUDIT_MAX_QUADRATIC_GROUPS``, ``AUDIT_MAX_FRAGILITY_CELLS``); the app and
+    the CLI set them from :meth:`Limits.from_env` (see :mod:`.plan`).
+    """
 
     config: FragilityConfig = FragilityConfig()
     max_cases: int = 300
@@ -63,6 +71,8 @@ class AuditOptions:
     search_max_cases: int = 200
     exact_budget: int = 2_000
     exact_max_groups: int = 20
+    max_quadratic_groups: int = Limits().max_quadratic_groups
+    max_cells: int = Limits().max_fragility_cells
     beam_width: int = 4
     temperature: bool = True
     baseline_sensitivity: bool = False
@@ -125,9 +135,22 @@ def _stage(progress, lo: float, hi: float):
     return (lambda f, m: progress(lo + (hi - lo) * f, m)) if progress else None
 
 
+class _Stages:
+    """Progress of the audit's stages, each over its own share of the bar; remembers the current stage."""
+
+    def __init__(self, report: Callable[[float, str], None]) -> None:
+        self.report, self.current = report, "the certificates"
+
+    def enter(self, lo: float, hi: float, name: str) -> Callable[[float, str], None]:
+        self.current = name
+        self.report(lo, name)
+        return lambda f, m: self.report(lo + (hi - lo) * min(1.0, max(0.0, f)), m)
+
+
 def baseline_sensitivity(
     model: Any, X: np.ndarray, X_train: np.ndarray, *, grouping: Grouping, config: FragilityConfig,
     brittle: np.ndarray | None = None, kinds: Sequence[str] = BASELINE_KINDS,
+    progress: Callable[[float, str], None] | None = None, should_stop: Callable[[], bool] | None = None,
 ) -> pd.DataFrame:
     """The same certificates under each baseline kind.
 
@@ -141,9 +164,12 @@ def baseline_sensitivity(
     scale = column_scale(X_train)
     fds = {}
     rows = []
-    for kind in kinds:
+    for j, kind in enumerate(kinds):
         b = certify(model, X, grouping=grouping, baseline=compute_baseline(X_train, grouping, kind=kind),
-                    scale=scale, baseline_kind=kind, config=config)
+                    scale=scale, baseline_kind=kind, config=config, should_stop=should_stop,
+                    progress=None if progress is None else _stage(progress, j / len(kinds), (j + 1) / len(kinds)))
+        if not b.complete:
+            raise FragilityStopped
         fds[kind] = b.fds
         row = dict(baseline_kind=kind, mean_k_star=float(b.k_star.mean()), mean_rcma=float(b.rcma.mean()),
                    mean_fds=float(b.fds.mean()), share_flip_within_K=float((b.k_star <= b.protocol.k).mean()))
@@ -176,14 +202,23 @@ def run_fragility_audit(
         Runs the certificate chunks (the audit's and the random-order
         ablation's) as batch work, e.g. ``context.execution.map`` in the CLI;
         see :func:`audit_core.fragility.engine.certify`. ``should_stop`` is
-        then polled between stages only.
+        then polled by the other stages only.
     chunk_cases : int, optional
-        Cases per certificate chunk (default: bounded by ``config.chunk_rows``).
+        Cases per certificate chunk (default: bounded by ``config.chunk_mb``).
     progress : callable(fraction, message), optional
+        Reported inside every long stage (chunks of certificates, stressor
+        blocks, permutation and SHAP blocks, search depths), so the app's Stop
+        button takes effect within a block.
     should_stop : callable() -> bool, optional
-        Polled between certificate chunks and between stages; a stop returns
-        the certificates computed so far with ``complete=False`` and skips
-        the evaluation.
+        Polled between certificate chunks and between the blocks of every
+        later stage; a stop returns the certificates computed so far with
+        ``complete=False`` and a note naming the stage.
+
+    Raises
+    ------
+    AuditInputError
+        ``FR_TOO_MUCH_WORK`` (before any work) when the audit would build more
+        values than ``options.max_cells``; see :func:`.plan.plan_audit`.
 
     Returns
     -------
@@ -206,30 +241,50 @@ def run_fragility_audit(
     y_true = np.asarray(ws.dataset.primary.y)[rows]
     keys = np.asarray(ws.dataset.keys)[rows]
     cfg = options.config
-    batch = certify(model, X, grouping=ws.grouping, baseline=ws.baseline, scale=scale,
-                    baseline_kind=ws.baseline_kind, config=cfg, keys=keys, chunk_cases=chunk_cases,
-                    map_chunks=map_chunks, progress=_stage(report, 0.0, 0.45), should_stop=stop)
-    notes: list[str] = []
+    proto = protocol_for(ws.grouping, baseline=ws.baseline, scale=scale, baseline_kind=ws.baseline_kind, config=cfg)
+    engine, _ = resolve_engine(cfg.engine, model, X, proto)
+    n_search = min(len(X), options.search_max_cases)
+    plan = plan_audit(proto, n_cases=len(X), n_features=X.shape[1], engine=engine, options=options, n_search=n_search)
+    stages = _Stages(report)
+    notes: list[str] = list(plan.notes)
+    cert_kw = dict(grouping=ws.grouping, baseline=ws.baseline, scale=scale, baseline_kind=ws.baseline_kind, keys=keys,
+                   chunk_cases=chunk_cases, map_chunks=map_chunks)
+    batch = certify(model, X, config=cfg, progress=stages.enter(0.0, 0.35, "Certificates"), should_stop=stop, **cert_kw)
     summary = batch.to_frame()
     summary.insert(1, "y_true", y_true[: len(batch)])
     empty = pd.DataFrame()
-    if not batch.complete:
-        notes.append(f"Stopped by the user after {len(batch)} of {len(rows)} cases; the evaluation was skipped.")
+
+    def partial(note: str) -> FragilityAudit:
         return FragilityAudit(batch=batch, summary=summary, scores=empty, auroc=empty, incremental=empty,
                               search=empty, temperature=None, baseline=None, options=options,
-                              notes=tuple(notes), complete=False)
-    report(0.45, "Random-order ablation")
-    rand = certify(model, X, grouping=ws.grouping, baseline=ws.baseline, scale=scale,
-                   baseline_kind=ws.baseline_kind, config=replace(cfg, path="random"), keys=keys,
-                   chunk_cases=chunk_cases, map_chunks=map_chunks)
-    report(0.55, "Held-out stressors")
+                              notes=tuple(notes + [note]), complete=False)
+
+    if not batch.complete:
+        return partial(f"Stopped by the user after {len(batch)} of {len(rows)} cases; the evaluation was skipped.")
+    try:
+        return _evaluate(ws, options, plan, stages, stop, model, X, Xtr, frame, y_true, batch, summary, notes,
+                         cert_kw, n_search)
+    except FragilityStopped:
+        return partial(f"Stopped by the user during {stages.current.lower()}; the evaluation was not finished.")
+
+
+def _evaluate(ws, options, plan, stages, stop, model, X, Xtr, frame, y_true, batch, summary, notes, cert_kw,
+              n_search) -> FragilityAudit:
+    """Every stage after the certificates; raises :class:`FragilityStopped` when Stop is pressed."""
+    cfg, mb = options.config, options.config.chunk_mb
+    rand = certify(model, X, config=replace(cfg, path="random"), should_stop=stop,
+                   progress=stages.enter(0.35, 0.45, "Random-order ablation"), **cert_kw)
+    if not rand.complete:
+        raise FragilityStopped
     cols = ws.grouping.index
     donor = donor_replacement(model, X, Xtr, group_columns=cols, max_groups=options.donor_groups,
-                              n_draws=options.stress_draws, seed=options.stress_seed)
+                              n_draws=options.stress_draws, seed=options.stress_seed, chunk_mb=mb,
+                              progress=stages.enter(0.45, 0.5, "Held-out stressors"), should_stop=stop)
     labels = donor.labels()
     summary["donor_flip_rate"] = donor.flip_rate
     fields = unavailable_fields(ws.dataset.frame.loc[:, list(model.input_columns)], options.missing_codes)
     if fields:
+        check_stop(stop)
         unav = natural_unavailability(model, frame, fields=fields, n_draws=options.stress_draws, seed=options.stress_seed)
         labels = pd.concat([labels, unav.labels()], axis=1)
         summary["unavailable_flip_rate"] = unav.flip_rate
@@ -238,61 +293,71 @@ def run_fragility_audit(
         notes.append("No missing, unknown or special-coded fields: natural unavailability was not run.")
     for c in labels.columns:
         summary[c] = labels[c].to_numpy()
-    if stop():
-        notes.append("Stopped by the user before scoring.")
-        return FragilityAudit(batch=batch, summary=summary, scores=empty, auroc=empty, incremental=empty,
-                              search=empty, temperature=None, baseline=None, options=options,
-                              notes=tuple(notes), complete=False)
-    report(0.65, "Permutation importance and group-SHAP")
-    perm = permutation_scores(model, X, group_columns=cols, n_repeats=options.perm_repeats, seed=options.stress_seed)
+    perm = None
+    if plan.permutation:
+        perm = permutation_scores(model, X, group_columns=cols, n_repeats=options.perm_repeats, seed=options.stress_seed,
+                                  chunk_mb=mb, progress=stages.enter(0.55, 0.65, "Permutation importance"),
+                                  should_stop=stop)
     shap_score = None
-    if len(X) <= options.shap_max_cases:
-        shap_score, _ = group_shap_scores(model, X, Xtr, group_columns=cols, seed=options.stress_seed)
-    else:
+    if plan.shap:
+        shap_score, _ = group_shap_scores(model, X, Xtr, group_columns=cols, seed=options.stress_seed, chunk_mb=mb,
+                                          progress=stages.enter(0.65, 0.75, "Group-SHAP"), should_stop=stop)
+    elif plan.permutation and len(X) > options.shap_max_cases:
         notes.append(f"group-SHAP skipped: {len(X)} cases exceed its cap of {options.shap_max_cases}.")
     scores = brittleness_scores(batch, random_order=rand, perm=perm, shap_score=shap_score)
-    report(0.8, "AUROC with bootstrap intervals")
+    stages.enter(0.75, 0.8, "AUROC with bootstrap intervals")
+    check_stop(stop)
     table = auroc_table(scores, labels, batch.p_hat, thresholds=options.thresholds,
                         n_classes=batch.p0.shape[1], n_boot=options.n_boot, seed=options.stress_seed)
     conf = confidence_scores(batch.p0)
     conf_cols = np.column_stack([conf["margin"]] if batch.p0.shape[1] == 2 else [conf[k] for k in conf])
     cert_cols = np.column_stack([batch.k_star, batch.rcma, batch.d])
     inc = []
-    for c in labels.columns:
+    step = stages.enter(0.8, 0.83, "Incremental value over confidence")
+    for j, c in enumerate(labels.columns):
+        check_stop(stop)
         iv = incremental_value(labels[c].to_numpy(), conf_cols, cert_cols, seed=options.stress_seed)
         inc.append(dict(label=c, **iv.to_dict()))
-    search = pd.DataFrame()
-    summary["exact_min"] = np.nan
-    summary["beam_min"] = np.nan
-    n_search = min(len(X), options.search_max_cases)
-    if n_search > 0:
-        report(0.85, "Greedy vs exact and beam search")
-        sub = slice(0, n_search)
-        n_groups = batch.protocol.n_groups
-        exact_ok = n_groups <= options.exact_max_groups
-        bm = beam_min_flip(model, X[sub], batch.protocol, width=options.beam_width)
-        rows_search = []
-        if exact_ok:
-            ex = exact_min_flip(model, X[sub], batch.protocol, budget=options.exact_budget)
-            rows_search.append(compare_search(batch.k_star[sub], ex).to_dict())
-            summary.loc[summary.index[sub], "exact_min"] = np.where(ex.complete, ex.min_size, np.nan)
-        else:
-            notes.append(f"exact search skipped: {n_groups} evidence groups exceed its cap of "
-                         f"{options.exact_max_groups}; raise it with the environment variable AUDIT_MAX_EXACT_GROUPS.")
-        rows_search.append(compare_search(batch.k_star[sub], bm).to_dict())
-        search = pd.DataFrame(rows_search)
-        summary.loc[summary.index[sub], "beam_min"] = bm.min_size
+        step((j + 1) / len(labels.columns), f"Incremental value: {j + 1} of {len(labels.columns)} labels")
+    search = _search(model, X, batch, summary, options, plan, stages, stop, n_search, notes)
     temp = None
     if options.temperature and len(X) >= 20:
-        report(0.92, "Brittleness-aware temperature")
+        stages.enter(0.92, 0.94, "Brittleness-aware temperature")
+        check_stop(stop)
         temp = brittleness_temperature(batch.p0, y_true, batch.fds, seed=options.stress_seed)
     base = None
     if options.baseline_sensitivity:
-        report(0.95, "Baseline sensitivity")
-        base = baseline_sensitivity(model, X, Xtr, grouping=ws.grouping, config=cfg, brittle=labels.iloc[:, 0].to_numpy())
-    report(1.0, "Done")
+        base = baseline_sensitivity(model, X, Xtr, grouping=ws.grouping, config=cfg, brittle=labels.iloc[:, 0].to_numpy(),
+                                    progress=stages.enter(0.94, 1.0, "Baseline sensitivity"), should_stop=stop)
+    stages.report(1.0, "Done")
     return FragilityAudit(batch=batch, summary=summary, scores=scores, auroc=table, incremental=pd.DataFrame(inc),
                           search=search, temperature=temp, baseline=base, options=options, notes=tuple(notes))
+
+
+def _search(model, X, batch, summary, options, plan, stages, stop, n_search, notes) -> pd.DataFrame:
+    """Greedy vs exact and beam search on the first ``n_search`` cases (the skipped ones get a note)."""
+    summary["exact_min"] = np.nan
+    summary["beam_min"] = np.nan
+    if n_search == 0:
+        return pd.DataFrame()
+    sub = slice(0, n_search)
+    n_groups = batch.protocol.n_groups
+    mb = options.config.chunk_mb
+    rows_search = []
+    if plan.exact:
+        ex = exact_min_flip(model, X[sub], batch.protocol, budget=options.exact_budget, chunk_mb=mb,
+                            progress=stages.enter(0.83, 0.87, "Exact search"), should_stop=stop)
+        rows_search.append(compare_search(batch.k_star[sub], ex).to_dict())
+        summary.loc[summary.index[sub], "exact_min"] = np.where(ex.complete, ex.min_size, np.nan)
+    else:
+        notes.append(f"exact search skipped: {n_groups} evidence groups exceed its cap of "
+                     f"{options.exact_max_groups}; raise it with the environment variable AUDIT_MAX_EXACT_GROUPS.")
+    if plan.beam:
+        bm = beam_min_flip(model, X[sub], batch.protocol, width=options.beam_width, chunk_mb=mb,
+                           progress=stages.enter(0.87, 0.92, "Beam search"), should_stop=stop)
+        rows_search.append(compare_search(batch.k_star[sub], bm).to_dict())
+        summary.loc[summary.index[sub], "beam_min"] = bm.min_size
+    return pd.DataFrame(rows_search)
 
 
 def fragility_run_parts(ws: Workspace, audit: FragilityAudit) -> dict[str, Any]:

@@ -278,6 +278,11 @@ class CertificateBatch:
         False when the run was cancelled; the arrays then hold the cases
         certified before the stop.
     n_requested : int
+    engine : str
+        The engine that computed the batch (``linear``, ``distinct`` or
+        ``generic``; see :mod:`audit_core.fragility.engine`).
+    n_predicted : int
+        Perturbed rows the ``distinct`` engine predicted (0 for the other engines).
     """
 
     protocol: Protocol
@@ -301,6 +306,8 @@ class CertificateBatch:
     fds: np.ndarray
     complete: bool = True
     n_requested: int = 0
+    engine: str = ""
+    n_predicted: int = 0
 
     def __len__(self) -> int:
         return int(len(self.keys))

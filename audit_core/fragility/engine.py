@@ -1,36 +1,50 @@
-"""Batched certification (SPEC §1, "Certificate").
+"""Batched certification (SPEC §1, "Certificate"): chunks, engines and the assembled batch.
 
-Cases are processed in chunks. For a chunk of ``n`` cases with ``G`` groups:
+Cases are processed in chunks sized by bytes (:mod:`.work`): the cases of a
+chunk and their perturbed rows fit the budget ``chunk_mb`` whatever the
+number of columns, and a case too wide for the budget alone is built and
+predicted in blocks. Three engines compute the same certificates:
 
-1. **One predict call** on ``n · (1 + G)`` rows: the cases and every
-   single-group removal. This gives ``ŷ``, ``m0``, ``Δ_g`` and ``π``.
-2. **One predict call** on ``n · (K + L · (1 + R · s))`` rows (``s`` stochastic
-   families): the removal path and every severity/draw of every family applied
-   jointly to the top-``K`` groups. (The path depends on ``π``, so two calls
-   per chunk is the minimum.) The ``adaptive`` path adds ``K - 1`` calls of
-   ``n · G`` rows, one per re-ranking step.
+``linear``
+    (:mod:`.linear`) analytic logits of a linear model; no perturbed row is
+    built. Used by ``engine="auto"`` when the model's link reproduces its
+    ``predict_proba`` bit for bit.
+``distinct``
+    (:mod:`.distinct`) each distinct perturbed row of a case predicted once,
+    case-major; bit-identical to ``generic``. The ``auto`` choice for every
+    other model.
+``generic``
+    (:mod:`.generic`) the reference: every perturbed row, block-major.
 
-There is no Python loop over cases; chunks are sized by ``chunk_rows`` (rows
-per predict call) so memory stays bounded.
+The outputs are allocated once for all cases and each chunk is written into
+them (no concatenation, so a chunk's arrays are not held twice). Curves and
+flip rates are float64 unless ``curve_dtype="float32"`` (halves the largest
+arrays of a million-case run; ``j*`` and ``d`` are computed before the cast).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Callable, Literal
 
 import numpy as np
 
 from audit_core.data.groups import Grouping
 from audit_core.errors import fail, register_messages
-from audit_core.models.probs import clip_probs, margin_of, pseudo_logits
 
 from .certificate import CertificateBatch, Protocol
-from .operators import FAMILIES, STOCHASTIC, degrade, draw_uniforms, group_mask
+from .distinct import certify_chunk_distinct, row_bytes
+from .generic import as_predict, certify_chunk_generic, make_context, stage2_spans
+from .linear import LinearForm, certify_chunk_linear, linear_bytes_per_case, linear_form
+from .operators import FAMILIES, STOCHASTIC
+from .work import DEFAULT_CHUNK_MB, cases_per_chunk
 
 __all__ = [
-    "FragilityConfig", "CertificateChunk", "certify", "certify_chunk_job", "certificate_chunks",
-    "as_predict", "column_scale", "protocol_for",
+    "FragilityConfig", "CertificateChunk", "certify", "certify_with_protocol", "certify_chunk_job",
+    "certificate_chunks", "as_predict", "column_scale", "protocol_for", "rows_per_case", "certificate_cells",
+    "ENGINES",
 ]
+
+ENGINES: tuple[str, ...] = ("auto", "linear", "distinct", "generic")
 
 register_messages(
     {
@@ -41,6 +55,12 @@ register_messages(
         "FR_SHAPE": "The case matrix has {n_columns} columns but the grouping has {n_features} features.",
         "FR_NO_CASES": "There are no cases to certify.",
         "FR_NON_FINITE": "The case matrix contains missing or infinite values; transform the cases with the fitted preprocessing first.",
+        "FR_BAD_ENGINE": "Certificate engine {engine!r} is not one of auto, linear, distinct, generic.",
+        "FR_NOT_LINEAR": (
+            "The linear certificate engine needs a linear model whose predict_proba is its link applied to its "
+            "decision_function; {model} is not one. Use engine 'auto' or 'distinct'."
+        ),
+        "FR_BAD_CURVE_DTYPE": "curve_dtype must be float64 or float32; got {value!r}.",
     }
 )
 
@@ -65,8 +85,15 @@ class FragilityConfig:
     seed : int
     weights : tuple of 3 float
         FDS weights ``(ω1, ω2, ω3)``, default equal.
-    chunk_rows : int
-        Upper bound on rows per predict call.
+    engine : {"auto", "linear", "distinct", "generic"}
+        How certificates are computed (module docstring); ``auto`` picks
+        ``linear`` for a linear model, else ``distinct``.
+    chunk_mb : float
+        Byte budget (MiB) of one chunk's perturbed rows.
+    chunk_rows : int or None
+        Optional upper bound on rows per predict call (tests of chunking).
+    curve_dtype : {"float64", "float32"}
+        Storage of the curves and flip rates.
     """
 
     k: int | None = None
@@ -76,23 +103,17 @@ class FragilityConfig:
     n_draws: int = 10
     seed: int = 0
     weights: tuple[float, float, float] = (1 / 3, 1 / 3, 1 / 3)
-    chunk_rows: int = 200_000
+    engine: str = "auto"
+    chunk_mb: float = DEFAULT_CHUNK_MB
+    chunk_rows: int | None = None
+    curve_dtype: str = "float64"
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "k": self.k, "path": self.path, "families": list(self.families), "grid": list(self.grid),
-            "n_draws": self.n_draws, "seed": self.seed, "weights": list(self.weights),
-            "chunk_rows": self.chunk_rows,
+            "n_draws": self.n_draws, "seed": self.seed, "weights": list(self.weights), "engine": self.engine,
+            "chunk_mb": self.chunk_mb, "chunk_rows": self.chunk_rows, "curve_dtype": self.curve_dtype,
         }
-
-
-def as_predict(model: Any) -> Callable[[np.ndarray], np.ndarray]:
-    """``predict_proba`` on the transformed matrix for a FittedModel, estimator or callable."""
-    if hasattr(model, "predict_proba_transformed"):
-        return model.predict_proba_transformed
-    if hasattr(model, "predict_proba"):
-        return model.predict_proba
-    return model
 
 
 def column_scale(X_train: np.ndarray) -> np.ndarray:
@@ -141,140 +162,39 @@ def protocol_for(
     )
 
 
-@dataclass
-class _Ctx:
-    proto: Protocol
-    predict: Callable[[np.ndarray], np.ndarray]
-    member: np.ndarray  # (G, F) bool
-    baseline: np.ndarray
-    scale: np.ndarray
-    draws: dict = field(default_factory=dict)
-    random_keys: np.ndarray | None = None
-
-    def margins(self, rows: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Margins of class ``y`` and labels; rows (..., F), y broadcastable to rows.shape[:-1]."""
-        shape = rows.shape[:-1]
-        p = clip_probs(self.predict(rows.reshape(-1, rows.shape[-1])))
-        p = p.reshape(shape + (p.shape[-1],))
-        return margin_of(pseudo_logits(p), y), p.argmax(axis=-1)
-
-    def fmask(self, sel: np.ndarray) -> np.ndarray:
-        return group_mask(self.proto.columns, sel)
-
-
-def _random_keys(n: int, G: int, seed: int) -> np.ndarray:
-    """Uniform keys whose per-row argsort is each case's random group order (ablation)."""
-    rng = np.random.default_rng(np.random.SeedSequence([int(seed), 7919]))
-    return rng.random((n, G))
-
-
-def _certify_chunk(ctx: _Ctx, X: np.ndarray, pos: np.ndarray) -> dict[str, Any]:
-    proto = ctx.proto
-    n, F = X.shape
-    G, K, L = proto.n_groups, proto.k, len(proto.grid)
-    eye = np.eye(G, dtype=bool)
-    # ---- stage 1: the case and every single-group removal, one call
-    single = ctx.member  # (G, F)
-    stage1 = np.empty((G + 1, n, F))
-    stage1[0] = X
-    stage1[1:] = np.where(single[:, None, :], ctx.baseline, X[None])
-    p_all = clip_probs(ctx.predict(stage1.reshape(-1, F))).reshape(G + 1, n, -1)
-    p0 = p_all[0]
-    y_hat = p0.argmax(axis=1)
-    z_all = pseudo_logits(p_all)
-    m_all = margin_of(z_all, y_hat[None, :])  # (G+1, n)
-    m0 = m_all[0]
-    delta = (m0[None, :] - m_all[1:]).T  # (n, G)
-    order = np.argsort(-delta, axis=1, kind="stable")
-    # ---- removal path groups
-    if proto.path == "static":
-        path_groups = order[:, :K]
-    elif proto.path == "random":
-        path_groups = np.argsort(ctx.random_keys[pos], axis=1, kind="stable")[:, :K]
-    else:  # adaptive: re-rank given what is removed, one call per step after the first
-        path_groups = np.empty((n, K), dtype=int)
-        path_groups[:, 0] = order[:, 0]
-        removed = eye[order[:, 0]]  # (n, G)
-        for step in range(1, K):
-            cand = removed[None, :, :] | eye[:, None, :]  # (G, n, G)
-            rows = np.where(ctx.fmask(cand), ctx.baseline, X[None])
-            m, _ = ctx.margins(rows, y_hat[None, :])  # (G, n)
-            m = np.where(removed.T, np.inf, m)
-            pick = m.argmin(axis=0)  # largest margin cost, ties -> lowest index
-            path_groups[:, step] = pick
-            removed = removed | eye[pick]
-    cum = np.cumsum(eye[path_groups], axis=1) > 0  # (n, K, G)
-    top_mask = ctx.fmask(cum[:, -1, :])  # (n, F)
-    # ---- stage 2: path + all degradations, one call
-    blocks = [np.where(ctx.fmask(cum).transpose(1, 0, 2), ctx.baseline, X[None])]  # (K, n, F)
-    spans = {}
-    start = K
-    lam = np.asarray(proto.grid)
-    for fam in proto.families:
-        if fam in STOCHASTIC:
-            u = ctx.draws[fam]  # (R, F)
-            R = u.shape[0]
-            lam_rows = np.repeat(lam, R * n)  # (L*R*n,)
-            Xr = np.broadcast_to(X, (L, R, n, F)).reshape(-1, F)
-            ur = np.broadcast_to(u[None, :, None, :], (L, R, n, F)).reshape(-1, F)
-            mr = np.broadcast_to(top_mask, (L, R, n, F)).reshape(-1, F)
-            rows = degrade(fam, Xr, mask=mr, lam=lam_rows, baseline=ctx.baseline, scale=ctx.scale, u=ur)
-            blocks.append(rows.reshape(L * R, n, F))
-            spans[fam] = (start, start + L * R, R)
-            start += L * R
-        else:
-            Xr = np.broadcast_to(X, (L, n, F)).reshape(-1, F)
-            mr = np.broadcast_to(top_mask, (L, n, F)).reshape(-1, F)
-            rows = degrade(fam, Xr, mask=mr, lam=np.repeat(lam, n), baseline=ctx.baseline)
-            blocks.append(rows.reshape(L, n, F))
-            spans[fam] = (start, start + L, 1)
-            start += L
-    m2, lab2 = ctx.margins(np.concatenate(blocks, axis=0), y_hat[None, :])  # (rows, n)
-    path_margins = np.column_stack([m0, m2[:K].T])
-    path_labels = np.column_stack([y_hat, lab2[:K].T])
-    flipped = path_labels[:, 1:] != y_hat[:, None]
-    k_star = np.where(flipped.any(axis=1), flipped.argmax(axis=1) + 1, K + 1)
-    rcma = np.maximum(0.0, m0[:, None] - path_margins[:, 1:]).sum(axis=1) / K / (np.abs(m0) + proto.eps)
-    curves, rates, j_star, d_fam = {}, {}, {}, {}
-    for fam in proto.families:
-        a, b, R = spans[fam]
-        mm = m2[a:b].reshape(L, R, n)
-        ff = (lab2[a:b] != y_hat[None, :]).reshape(L, R, n)
-        curves[fam] = mm.mean(axis=1).T
-        rates[fam] = ff.mean(axis=1).T
-        hit = rates[fam] >= 0.5 if fam in STOCHASTIC else rates[fam] > 0
-        j = np.where(hit.any(axis=1), hit.argmax(axis=1) + 1, L + 1)
-        j_star[fam] = j
-        d_fam[fam] = (L + 1 - j) / L
-    d = np.mean([d_fam[f] for f in proto.families], axis=0) if proto.families else np.zeros(n)
-    w1, w2, w3 = proto.weights
-    fds = w1 * (K + 1 - k_star) / K + w2 * (1 - np.exp(-rcma)) + w3 * d
-    return dict(
-        p0=p0, y_hat=y_hat, p_hat=p0[np.arange(n), y_hat], m0=m0, delta=delta, order=order,
-        path_groups=path_groups, path_margins=path_margins, path_labels=path_labels,
-        k_star=k_star, rcma=rcma, curves=curves, flip_rates=rates, j_star=j_star, d_family=d_fam,
-        d=d, fds=fds,
-    )
-
-
-def _context(model: Any, proto: Protocol, n_features: int, random_keys: np.ndarray | None) -> _Ctx:
-    member = np.zeros((proto.n_groups, n_features), dtype=bool)
-    for g, cols in enumerate(proto.columns):
-        member[g, cols] = True
-    return _Ctx(
-        proto=proto,
-        predict=as_predict(model),
-        member=member,
-        baseline=np.asarray(proto.baseline),
-        scale=np.asarray(proto.scale),
-        draws={f: draw_uniforms(f, n_draws=proto.n_draws, n_features=n_features, seed=proto.seed)
-               for f in proto.families},
-        random_keys=random_keys,
-    )
-
-
 #: ``map_chunks(func, items, *, progress)``, e.g. :meth:`audit_core.runs.plugin.ExecutionOptions.map`.
 MapChunks = Callable[..., list]
+
+
+def rows_per_case(proto: Protocol) -> int:
+    """Rows per case in the largest predict call of a chunk (generic layout)."""
+    return max(proto.n_groups + 1, stage2_spans(proto)[1])
+
+
+def certificate_cells(proto: Protocol, n_cases: int, n_features: int, *, engine: str = "distinct") -> int:
+    """Values the certificates of ``n_cases`` compute: the up-front size of the work.
+
+    Row engines: every perturbed row (stage 1, the adaptive candidates, stage
+    2) times ``n_features``. Linear engine: the contributions it multiplies
+    (``n_features`` × (groups + severities × draws) per case).
+    """
+    G, rows2 = proto.n_groups, stage2_spans(proto)[1]
+    adaptive = (proto.k - 1) * G if proto.path == "adaptive" else 0
+    if engine == "linear":
+        per_case = n_features * (G + len(proto.grid) * proto.n_draws + 1) + (G + 1 + rows2 + adaptive) * 8
+    else:
+        per_case = (G + 1 + rows2 + adaptive) * n_features
+    return int(n_cases) * int(per_case)
+
+
+def _bytes_per_case(engine: str, proto: Protocol, n_features: int) -> int:
+    rows2 = stage2_spans(proto)[1]
+    adaptive_k = proto.k if proto.path == "adaptive" else 0
+    if engine == "linear":
+        return linear_bytes_per_case(proto.n_groups, n_features, rows2, 2, adaptive_k=adaptive_k)
+    if engine == "generic":  # every row of the larger call, plus its temporaries
+        return rows_per_case(proto) * (4 * 8 * n_features + 64)
+    return rows_per_case(proto) * row_bytes(n_features) // 2 + 64 * (proto.n_groups + rows2)
 
 
 @dataclass(frozen=True, kw_only=True, eq=False)
@@ -291,12 +211,30 @@ class CertificateChunk:
         The frozen protocol (its ``seed`` fixes the stochastic draws).
     random_keys : ndarray of shape (n, G) or None
         The chunk's rows of the random-order keys (``path="random"`` only).
+    engine : {"linear", "distinct", "generic"}
+        Resolved by :func:`certify_with_protocol`; ``linear`` falls back to
+        ``distinct`` if the chunk's own check fails.
+    chunk_mb : float
+        Byte budget of the row blocks inside the chunk.
     """
 
     model: Any
     X: np.ndarray
     protocol: Protocol
     random_keys: np.ndarray | None = None
+    engine: str = "distinct"
+    chunk_mb: float = DEFAULT_CHUNK_MB
+
+
+def _run_chunk(ctx, engine: str, X: np.ndarray, pos: np.ndarray, chunk_mb: float, form: LinearForm | None = None):
+    if engine == "linear":
+        form = form or linear_form(ctx.model, X, ctx.predict)
+        if form is not None:
+            return certify_chunk_linear(ctx, form, X, pos)
+        engine = "distinct"
+    if engine == "distinct" and ctx.colgroup is not None:
+        return certify_chunk_distinct(ctx, X, pos, chunk_mb=chunk_mb)
+    return certify_chunk_generic(ctx, X, pos)
 
 
 def certify_chunk_job(item: CertificateChunk) -> dict[str, Any]:
@@ -305,29 +243,85 @@ def certify_chunk_job(item: CertificateChunk) -> dict[str, Any]:
     Returns
     -------
     dict
-        The chunk's certificate arrays (concatenated by the caller).
+        The chunk's certificate arrays (written into the batch by the caller).
     """
-    X = np.asarray(item.X, dtype=float)
-    ctx = _context(item.model, item.protocol, X.shape[1], item.random_keys)
-    return _certify_chunk(ctx, X, np.arange(len(X)))
+    X = np.ascontiguousarray(item.X, dtype=float)
+    ctx = make_context(item.model, item.protocol, X.shape[1], item.random_keys)
+    return _run_chunk(ctx, item.engine, X, np.arange(len(X)), item.chunk_mb)
 
 
 def certificate_chunks(
     model: Any, X: np.ndarray, proto: Protocol, *, step: int, random_keys: np.ndarray | None = None,
+    engine: str = "distinct", chunk_mb: float = DEFAULT_CHUNK_MB,
 ) -> list[CertificateChunk]:
     """Split cases into :class:`CertificateChunk` items of ``step`` cases."""
     return [
-        CertificateChunk(model=model, X=X[lo:lo + step], protocol=proto,
+        CertificateChunk(model=model, X=X[lo:lo + step], protocol=proto, engine=engine, chunk_mb=chunk_mb,
                          random_keys=None if random_keys is None else random_keys[lo:lo + step])
         for lo in range(0, len(X), step)
     ]
 
 
-def rows_per_case(proto: Protocol) -> int:
-    """Rows per case in the largest predict call of a chunk."""
-    L = len(proto.grid)
-    stage2 = proto.k + sum(L * (proto.n_draws if f in STOCHASTIC else 1) for f in proto.families)
-    return max(proto.n_groups + 1, stage2)
+def resolve_engine(engine: str, model: Any, X: np.ndarray, proto: Protocol) -> tuple[str, LinearForm | None]:
+    """The engine ``auto`` stands for (and the linear form when it is ``linear``)."""
+    if engine not in ENGINES:
+        raise fail("FR_BAD_ENGINE", engine=engine)
+    if engine in ("distinct", "generic"):
+        return engine, None
+    ctx = make_context(model, proto, X.shape[1], None)
+    form = linear_form(model, X[: min(len(X), 256)], ctx.predict)
+    if form is not None:
+        return "linear", form
+    if engine == "linear":
+        raise fail("FR_NOT_LINEAR", model=type(getattr(model, "estimator", model)).__name__)
+    return "distinct", None
+
+
+_INT_FIELDS = ("y_hat", "order", "path_groups", "path_labels", "k_star")
+
+
+class _Outputs:
+    """The batch's arrays, allocated on the first chunk and filled chunk by chunk."""
+
+    def __init__(self, n: int, families: tuple[str, ...], curve_dtype: str) -> None:
+        if curve_dtype not in ("float64", "float32"):
+            raise fail("FR_BAD_CURVE_DTYPE", value=curve_dtype)
+        self.n, self.families, self.curve_dtype = n, families, np.dtype(curve_dtype)
+        self.arrays: dict[str, Any] | None = None
+        self.n_predicted = 0
+
+    def _alloc(self, part: dict[str, Any]) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for name, v in part.items():
+            if name.startswith("_"):
+                continue
+            if isinstance(v, dict):
+                dt = {f: (self.curve_dtype if name in ("curves", "flip_rates") else v[f].dtype) for f in v}
+                out[name] = {f: np.empty((self.n,) + v[f].shape[1:], dtype=dt[f]) for f in v}
+            else:
+                out[name] = np.empty((self.n,) + v.shape[1:], dtype=np.intp if name in _INT_FIELDS else v.dtype)
+        return out
+
+    def write(self, lo: int, part: dict[str, Any]) -> None:
+        if self.arrays is None:
+            self.arrays = self._alloc(part)
+        hi = lo + len(part["m0"])
+        self.n_predicted += int(part.get("_n_predicted", 0))
+        for name, dst in self.arrays.items():
+            v = part[name]
+            if isinstance(dst, dict):
+                for f in dst:
+                    dst[f][lo:hi] = v[f]
+            else:
+                dst[lo:hi] = v
+
+    def result(self, done: int, proto: Protocol, n_features: int) -> dict[str, Any]:
+        if self.arrays is None:
+            return _empty(proto, n_features)
+        if done == self.n:
+            return self.arrays
+        return {k: ({f: a[:done].copy() for f, a in v.items()} if isinstance(v, dict) else v[:done].copy())
+                for k, v in self.arrays.items()}
 
 
 def certify(
@@ -364,7 +358,7 @@ def certify(
         Sample keys; default ``0..n-1``.
     chunk_cases : int, optional
         At most this many cases per chunk (the chunk is also bounded by
-        ``config.chunk_rows``).
+        ``config.chunk_mb`` and ``config.chunk_rows``).
     map_chunks : callable(func, items, *, progress) -> list, optional
         Runs the chunks (batch work), e.g. ``context.execution.map``; see
         :func:`certify_with_protocol`. Default: an in-process loop.
@@ -387,7 +381,8 @@ def certify(
     proto = protocol_for(grouping, baseline=baseline, scale=scale, baseline_kind=baseline_kind, config=config)
     return certify_with_protocol(
         model, X, proto, keys=keys, chunk_rows=config.chunk_rows, chunk_cases=chunk_cases, map_chunks=map_chunks,
-        progress=progress, should_stop=should_stop,
+        progress=progress, should_stop=should_stop, engine=config.engine, chunk_mb=config.chunk_mb,
+        curve_dtype=config.curve_dtype,
     )
 
 
@@ -397,39 +392,44 @@ def certify_with_protocol(
     proto: Protocol,
     *,
     keys: np.ndarray | None = None,
-    chunk_rows: int = 200_000,
+    chunk_rows: int | None = None,
     chunk_cases: int | None = None,
     map_chunks: MapChunks | None = None,
     progress: Callable[[float, str], None] | None = None,
     should_stop: Callable[[], bool] | None = None,
+    engine: str = "auto",
+    chunk_mb: float = DEFAULT_CHUNK_MB,
+    curve_dtype: str = "float64",
 ) -> CertificateBatch:
     """Certify under a frozen protocol (used by :func:`certify` and ``verify``).
 
     With ``map_chunks`` (e.g. :meth:`audit_core.runs.plugin.ExecutionOptions.map`)
     the chunks are :class:`CertificateChunk` items run by
     :func:`certify_chunk_job` wherever ``map_chunks`` sends them; every item
-    carries the frozen protocol (hence its seed) and its slice of the
-    random-order keys, so the batch is identical on every backend and equal
-    to the in-process loop with the same chunking. ``should_stop`` is not
-    polled then (the app's cancellable path is the in-process loop).
+    carries the frozen protocol (hence its seed), the resolved engine and its
+    slice of the random-order keys, so the batch is identical on every backend
+    and equal to the in-process loop with the same chunking. ``should_stop``
+    is not polled then (the app's cancellable path is the in-process loop).
     """
-    X = np.asarray(X, dtype=float)
+    X = np.ascontiguousarray(X, dtype=float)
     n, F = X.shape
     random_keys = _random_keys(n, proto.n_groups, proto.seed) if proto.path == "random" else None
     keys = np.arange(n) if keys is None else np.asarray(keys)
-    step = max(1, int(chunk_rows) // rows_per_case(proto))
-    if chunk_cases is not None:
-        step = max(1, min(step, int(chunk_cases)))
+    engine, form = resolve_engine(engine, model, X, proto)
+    step = cases_per_chunk(_bytes_per_case(engine, proto, F), chunk_mb=chunk_mb, rows_per_case=rows_per_case(proto),
+                           chunk_rows=chunk_rows, chunk_cases=chunk_cases)
+    out = _Outputs(n, proto.families, curve_dtype)
     if map_chunks is not None:
-        items = certificate_chunks(model, X, proto, step=step, random_keys=random_keys)
+        items = certificate_chunks(model, X, proto, step=step, random_keys=random_keys, engine=engine, chunk_mb=chunk_mb)
         done_parts = map_chunks(
             certify_chunk_job, items,
             progress=None if progress is None else (lambda d, t: progress(d / max(t, 1), f"Certified {d:,} of {t:,} chunks")),
         )
-        cat = _concat(list(done_parts), proto.families)
-        return CertificateBatch(protocol=proto, keys=keys, complete=True, n_requested=n, **cat)
-    ctx = _context(model, proto, F, random_keys)
-    parts = []
+        for i, part in enumerate(done_parts):
+            out.write(i * step, part)
+        return CertificateBatch(protocol=proto, keys=keys, complete=True, n_requested=n, engine=engine,
+                                n_predicted=out.n_predicted, **out.result(n, proto, F))
+    ctx = make_context(model, proto, F, random_keys)
     done = 0
     complete = True
     for lo in range(0, n, step):
@@ -437,35 +437,29 @@ def certify_with_protocol(
             complete = False
             break
         hi = min(n, lo + step)
-        parts.append(_certify_chunk(ctx, X[lo:hi], np.arange(lo, hi)))
+        out.write(lo, _run_chunk(ctx, engine, X[lo:hi], np.arange(lo, hi), chunk_mb, form))
         done = hi
         if progress is not None:
             progress(done / n, f"Certified {done:,} of {n:,} cases")
-    if not parts:
-        parts = [_empty(proto, F)]
-    cat = _concat(parts, proto.families)
-    return CertificateBatch(protocol=proto, keys=keys[:done], complete=complete, n_requested=n, **cat)
+    return CertificateBatch(protocol=proto, keys=keys[:done], complete=complete, n_requested=n, engine=engine,
+                            n_predicted=out.n_predicted, **out.result(done, proto, F))
 
 
-def _concat(parts: list[dict[str, Any]], families: tuple[str, ...]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for name, v in parts[0].items():
-        if isinstance(v, dict):
-            out[name] = {f: np.concatenate([p[name][f] for p in parts]) for f in families}
-        else:
-            out[name] = np.concatenate([p[name] for p in parts])
-    return out
+def _random_keys(n: int, G: int, seed: int) -> np.ndarray:
+    """Uniform keys whose per-row argsort is each case's random group order (ablation)."""
+    rng = np.random.default_rng(np.random.SeedSequence([int(seed), 7919]))
+    return rng.random((n, G))
 
 
 def _empty(proto: Protocol, F: int) -> dict[str, Any]:
     G, K, L = proto.n_groups, proto.k, len(proto.grid)
     z = np.zeros(0)
-    zi = np.zeros(0, dtype=int)
+    zi = np.zeros(0, dtype=np.intp)
     fam = {f: np.zeros((0, L)) for f in proto.families}
     return dict(
-        p0=np.zeros((0, 2)), y_hat=zi, p_hat=z, m0=z, delta=np.zeros((0, G)), order=np.zeros((0, G), dtype=int),
-        path_groups=np.zeros((0, K), dtype=int), path_margins=np.zeros((0, K + 1)),
-        path_labels=np.zeros((0, K + 1), dtype=int), k_star=zi, rcma=z, curves=fam,
+        p0=np.zeros((0, 2)), y_hat=zi, p_hat=z, m0=z, delta=np.zeros((0, G)), order=np.zeros((0, G), dtype=np.intp),
+        path_groups=np.zeros((0, K), dtype=np.intp), path_margins=np.zeros((0, K + 1)),
+        path_labels=np.zeros((0, K + 1), dtype=np.intp), k_star=zi, rcma=z, curves=fam,
         flip_rates={f: np.zeros((0, L)) for f in proto.families},
         j_star={f: zi for f in proto.families}, d_family={f: z for f in proto.families}, d=z, fds=z,
     )

@@ -42,8 +42,9 @@ from scipy.stats import rankdata
 from audit_core.models.probs import clip_probs, confidence_scores, margin_of, pseudo_logits
 
 from .certificate import CertificateBatch
-from .engine import as_predict
+from .generic import as_predict
 from .operators import group_mask
+from .work import Progress, StopCheck, check_stop, item_blocks, padded, rows_in_budget
 
 __all__ = [
     "CONFIDENCE",
@@ -100,6 +101,16 @@ def brittleness_scores(
     return pd.DataFrame(out)
 
 
+def _progress_of(progress, total: int, what: str, unit: str):
+    done = [0]
+
+    def step(k: int) -> None:
+        done[0] += k
+        if progress is not None:
+            progress(done[0] / max(1, total), f"{what}: {done[0]:,} of {total:,} {unit}")
+    return step
+
+
 def permutation_scores(
     model: Any,
     X: np.ndarray,
@@ -108,15 +119,21 @@ def permutation_scores(
     n_repeats: int = 5,
     seed: int = 0,
     eps: float = 1e-8,
-    chunk_rows: int = 200_000,
+    chunk_mb: float | None = None,
+    progress: Progress | None = None,
+    should_stop: StopCheck | None = None,
 ) -> np.ndarray:
     """Per-case group permutation importance score (see the module docstring).
+
+    Rows are built and predicted in blocks of at most ``chunk_mb`` MiB (whole
+    cases, or groups of one case when a case alone is wider);
+    ``should_stop`` is polled between blocks (:class:`.work.FragilityStopped`).
 
     Returns
     -------
     ndarray of shape (n,)
     """
-    predict = as_predict(model)
+    predict = padded(as_predict(model))
     X = np.asarray(X, dtype=float)
     n, F = X.shape
     G = len(group_columns)
@@ -126,17 +143,18 @@ def permutation_scores(
     rng = np.random.default_rng(np.random.SeedSequence([int(seed), 15485863]))
     donors = np.stack([rng.permutation(n) for _ in range(n_repeats)], axis=1)  # (n, P)
     member = group_mask(tuple(group_columns), np.eye(G, dtype=bool))  # (G, F)
-    out = np.empty(n)
-    step = max(1, chunk_rows // (G * n_repeats))
-    for lo in range(0, n, step):
-        hi = min(n, lo + step)
-        Xc, Dc = X[lo:hi], X[donors[lo:hi]]  # (c, F), (c, P, F)
-        rows = np.where(member[None, :, None, :], Dc[:, None, :, :], Xc[:, None, None, :])  # (c, G, P, F)
-        p = clip_probs(predict(rows.reshape(-1, F))).reshape(hi - lo, G, n_repeats, -1)
-        m = margin_of(pseudo_logits(p), y[lo:hi, None, None])
-        imp = (m0[lo:hi, None, None] - m).mean(axis=2)  # (c, G)
-        out[lo:hi] = imp.max(axis=1) / (np.abs(m0[lo:hi]) + eps)
-    return out
+    imp = np.empty((n, G))
+    tick = _progress_of(progress, n * G, "Permutation importance", "case × group pairs")
+    for cs, gs in item_blocks(n, G, n_repeats * (3 * 8 * F + 64), chunk_mb=chunk_mb):
+        check_stop(should_stop)
+        c = cs.stop - cs.start
+        Xc, Dc = X[cs], X[donors[cs]]  # (c, F), (c, P, F)
+        rows = np.where(member[None, gs, None, :], Dc[:, None, :, :], Xc[:, None, None, :])  # (c, g, P, F)
+        p = clip_probs(predict(rows.reshape(-1, F))).reshape(c, -1, n_repeats, p0.shape[1])
+        m = margin_of(pseudo_logits(p), y[cs, None, None])
+        imp[cs, gs] = (m0[cs, None, None] - m).mean(axis=2)
+        tick(c * (gs.stop - gs.start))
+    return imp.max(axis=1) / (np.abs(m0) + eps)
 
 
 def group_shap_scores(
@@ -149,8 +167,16 @@ def group_shap_scores(
     max_evals: int | None = None,
     seed: int = 0,
     eps: float = 1e-8,
+    chunk_mb: float | None = None,
+    progress: Progress | None = None,
+    should_stop: StopCheck | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Group-SHAP with ``shap.PermutationExplainer`` (see the module docstring).
+
+    The explainer runs on blocks of cases (its evaluations of one block stay
+    within ``chunk_mb`` MiB); one explainer serves every block, so its seeded
+    permutations follow one another exactly as in a single call.
+    ``should_stop`` is polled between blocks.
 
     Returns
     -------
@@ -186,7 +212,14 @@ def group_shap_scores(
     explainer = shap.PermutationExplainer(f, masker, seed=int(seed))
     evals = max_evals or 2 * (2 * G + 1)
     ids = np.repeat(np.arange(n)[:, None], G, axis=1).astype(float)
-    values = np.asarray(explainer(ids, max_evals=evals, silent=True).values)
+    tick = _progress_of(progress, n, "Group-SHAP", "cases")
+    parts = []
+    step = max(1, rows_in_budget(evals * len(bg_rows) * 8 * (F + 2 * G), chunk_mb=chunk_mb))
+    for lo in range(0, n, step):
+        check_stop(should_stop)
+        parts.append(np.asarray(explainer(ids[lo:lo + step], max_evals=evals, silent=True).values))
+        tick(len(parts[-1]))
+    values = np.concatenate(parts, axis=0)
     if C == 2:
         phi = values * np.where(y == 1, 1.0, -1.0)[:, None]
     else:

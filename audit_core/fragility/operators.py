@@ -68,10 +68,15 @@ def group_mask(group_columns: tuple[np.ndarray, ...], selected: np.ndarray) -> n
     bool ndarray of shape (..., n_features)
     """
     n_features = int(sum(len(c) for c in group_columns))
+    sel = np.asarray(selected, dtype=bool)
+    colgroup = np.full(n_features, -1)
+    for g, cols in enumerate(group_columns):
+        colgroup[cols] = np.where(colgroup[cols] < 0, g, -2)
+    if (colgroup >= 0).all():  # the groups partition the columns: a gather, O(n_features) per selection
+        return sel[..., colgroup]
     member = np.zeros((len(group_columns), n_features), dtype=bool)
     for g, cols in enumerate(group_columns):
         member[g, cols] = True
-    sel = np.asarray(selected, dtype=bool)
     return (sel.astype(np.uint8) @ member.astype(np.uint8)) > 0
 
 

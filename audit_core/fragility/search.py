@@ -26,8 +26,9 @@ import pandas as pd
 from audit_core.models.probs import clip_probs, margin_of, pseudo_logits
 
 from .certificate import Protocol
-from .engine import as_predict
+from .generic import as_predict
 from .operators import group_mask
+from .work import Progress, StopCheck, check_stop, item_blocks, padded, rows_in_budget
 
 __all__ = ["SearchResult", "SearchSummary", "exact_min_flip", "beam_min_flip", "compare_search"]
 
@@ -85,14 +86,21 @@ class SearchSummary:
         return pd.DataFrame([self.to_dict()])
 
 
-def _eval_sets(predict, X, y_hat, proto: Protocol, sel: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Margins and flips of removing ``sel`` (n, m, G) from each case; one predict call."""
+def _eval_sets(predict, X, y_hat, proto: Protocol, sel: np.ndarray, chunk_mb: float | None = None
+               ) -> tuple[np.ndarray, np.ndarray]:
+    """Margins and flips of removing ``sel`` (n, m, G) from each case, in blocks of at most ``chunk_mb``."""
     n, m, G = sel.shape
     F = X.shape[1]
-    rows = np.where(group_mask(proto.columns, sel), np.asarray(proto.baseline), X[:, None, :])
-    p = clip_probs(predict(rows.reshape(-1, F))).reshape(n, m, -1)
-    marg = margin_of(pseudo_logits(p), y_hat[:, None])
-    return marg, p.argmax(axis=-1) != y_hat[:, None]
+    base = np.asarray(proto.baseline)
+    cols = proto.columns
+    marg = np.empty((n, m))
+    flip = np.empty((n, m), dtype=bool)
+    for cs, ms in item_blocks(n, m, 3 * 8 * F + G + 64, chunk_mb=chunk_mb):
+        rows = np.where(group_mask(cols, sel[cs, ms]), base, X[cs, None, :])
+        p = clip_probs(predict(rows.reshape(-1, F))).reshape(rows.shape[0], rows.shape[1], -1)
+        marg[cs, ms] = margin_of(pseudo_logits(p), y_hat[cs, None])
+        flip[cs, ms] = p.argmax(axis=-1) != y_hat[cs, None]
+    return marg, flip
 
 
 def _y_hat(predict, X) -> np.ndarray:
@@ -106,7 +114,9 @@ def exact_min_flip(
     *,
     max_size: int | None = None,
     budget: int = 5_000,
-    chunk_rows: int = 200_000,
+    chunk_mb: float | None = None,
+    progress: Progress | None = None,
+    should_stop: StopCheck | None = None,
 ) -> SearchResult:
     """Exact minimum flip set by enumeration, capped by a subset budget.
 
@@ -119,14 +129,16 @@ def exact_min_flip(
     max_size : int, optional
     budget : int
         Maximum number of subsets evaluated per case.
-    chunk_rows : int
-        Rows per predict call.
+    chunk_mb : float, optional
+        Byte budget of the rows of one predict call.
+    progress, should_stop : callables, optional
+        Progress by subset size; Stop polled between blocks (:class:`.work.FragilityStopped`).
 
     Returns
     -------
     SearchResult
     """
-    predict = as_predict(model)
+    predict = padded(as_predict(model))
     X = np.asarray(X, dtype=float)
     n, G = len(X), protocol.n_groups
     K = protocol.k if max_size is None else int(max_size)
@@ -148,15 +160,17 @@ def exact_min_flip(
         sets = np.array(list(islice(combinations(range(G), size), take)), dtype=int)  # (take, size)
         sel_all = np.zeros((take, G), dtype=bool)
         np.put_along_axis(sel_all, sets, True, axis=1)
-        per = max(1, chunk_rows // max(1, len(todo)))
+        per = max(1, rows_in_budget(max(1, len(todo)) * (3 * 8 * X.shape[1] + G), chunk_mb=chunk_mb))
         hit_first = np.full(len(todo), -1)
         for lo in range(0, take, per):
+            check_stop(should_stop)
             live = hit_first < 0
             if not live.any():
                 break
             idx = todo[live]
             block = sel_all[lo : lo + per]
-            _, flip = _eval_sets(predict, X[idx], y_hat[idx], protocol, np.broadcast_to(block, (len(idx),) + block.shape))
+            _, flip = _eval_sets(predict, X[idx], y_hat[idx], protocol, np.broadcast_to(block, (len(idx),) + block.shape),
+                                 chunk_mb)
             anyf = flip.any(axis=1)
             hit_first[np.flatnonzero(live)[anyf]] = lo + flip[anyf].argmax(axis=1)
             evaluated[idx] += np.where(anyf, flip.argmax(axis=1) + 1, len(block))
@@ -165,9 +179,19 @@ def exact_min_flip(
         complete[todo[hit]] = True
         for i, h in zip(todo[hit], hit_first[hit]):
             best[i] = tuple(int(g) for g in sets[h])
+        if progress is not None:
+            progress(size / K, f"Exact search: subsets of size {size} of {K}")
         if take < comb(G, size):
             break
     return SearchResult(method="exact", min_size=found, complete=complete, best_set=best, n_evaluated=evaluated)
+
+
+def _set_keys(sets: np.ndarray) -> np.ndarray:
+    """Exact integer keys of boolean sets ``(..., G)``, ordered like ``Σ_g 2**g`` (for any ``G``)."""
+    packed = np.packbits(sets[..., ::-1], axis=-1)  # group G-1 is the most significant bit
+    flat = np.ascontiguousarray(packed.reshape(-1, packed.shape[-1]))
+    _, ids = np.unique(flat.view(np.dtype((np.void, flat.shape[1]))).ravel(), return_inverse=True)
+    return ids.reshape(sets.shape[:-1])
 
 
 def _unique_best(keys: np.ndarray, marg: np.ndarray, B: int) -> np.ndarray:
@@ -189,13 +213,17 @@ def beam_min_flip(
     *,
     width: int = 4,
     max_size: int | None = None,
+    chunk_mb: float | None = None,
+    progress: Progress | None = None,
+    should_stop: StopCheck | None = None,
 ) -> SearchResult:
     """Beam search of width ``B`` for a small flipping set.
 
     At each depth every beam set is extended by every group not in it; all
-    extensions of all cases go through one predict call. The ``B`` distinct
-    extensions with the lowest margin of ``ŷ`` survive. Ties are broken by the
-    set's bit pattern (groups with lower indices first).
+    extensions of all cases are predicted in blocks of at most ``chunk_mb``
+    MiB. The ``B`` distinct extensions with the lowest margin of ``ŷ``
+    survive. Ties are broken by the set's bit pattern (groups with lower
+    indices first). ``should_stop`` is polled at every depth.
 
     Returns
     -------
@@ -203,14 +231,13 @@ def beam_min_flip(
         ``complete`` is all True (the search finished), but beam sizes are
         upper bounds on the true minimum.
     """
-    predict = as_predict(model)
+    predict = padded(as_predict(model))
     X = np.asarray(X, dtype=float)
     n, G = len(X), protocol.n_groups
     K = protocol.k if max_size is None else int(max_size)
     B = max(1, int(width))
     y_hat = _y_hat(predict, X)
     eye = np.eye(G, dtype=bool)
-    weights = (2.0 ** np.arange(G))  # exact for G <= 53 as float keys
     beams = np.zeros((n, 1, G), dtype=bool)
     found = np.full(n, K + 1)
     best: list = [()] * n
@@ -219,27 +246,32 @@ def beam_min_flip(
         todo = np.flatnonzero(found > K)
         if not len(todo):
             break
-        bt = beams[todo]  # (t, b, G)
-        t, b, _ = bt.shape
-        cand = bt[:, :, None, :] | eye[None, None, :, :]  # (t, b, G, G)
-        valid = ~bt  # group g not already in the set: (t, b, G)
-        cand = cand.reshape(t, b * G, G)
-        marg, flip = _eval_sets(predict, X[todo], y_hat[todo], protocol, cand)
-        valid = valid.reshape(t, b * G)
-        evaluated[todo] += valid.sum(axis=1)
-        flip &= valid
-        marg = np.where(valid, marg, np.inf)
-        keys = cand @ weights
-        anyf = flip.any(axis=1)
-        for i, row in zip(todo[anyf], np.flatnonzero(anyf)):
-            found[i] = size
-            best[i] = tuple(int(g) for g in np.flatnonzero(cand[row, flip[row].argmax()]))
-        pos, ms = _unique_best(keys, marg, B)
-        pos = np.where(np.isfinite(ms), pos, pos[:, :1])  # never carry a padded (invalid) set
-        new = np.take_along_axis(cand, pos[:, :, None], axis=1)
-        beams_next = np.zeros((n, new.shape[1], G), dtype=bool)
-        beams_next[todo] = new
+        b = beams.shape[1]
+        beams_next = np.zeros((n, min(B, b * G), G), dtype=bool)
+        per_case = b * G * (G + 3 * 8 * X.shape[1] + 64)
+        for cs, _ in item_blocks(len(todo), 1, per_case, chunk_mb=chunk_mb):
+            check_stop(should_stop)
+            idx = todo[cs]
+            bt = beams[idx]  # (t, b, G)
+            t = len(idx)
+            cand = (bt[:, :, None, :] | eye[None, None, :, :]).reshape(t, b * G, G)
+            valid = (~bt).reshape(t, b * G)  # group g not already in the set
+            marg, flip = _eval_sets(predict, X[idx], y_hat[idx], protocol, cand, chunk_mb)
+            evaluated[idx] += valid.sum(axis=1)
+            flip &= valid
+            marg = np.where(valid, marg, np.inf)
+            keys = _set_keys(cand)
+            anyf = flip.any(axis=1)
+            for i, row in zip(idx[anyf], np.flatnonzero(anyf)):
+                found[i] = size
+                best[i] = tuple(int(g) for g in np.flatnonzero(cand[row, flip[row].argmax()]))
+            pos, ms = _unique_best(keys, marg, B)
+            pos = np.where(np.isfinite(ms), pos, pos[:, :1])  # never carry a padded (invalid) set
+            new = np.take_along_axis(cand, pos[:, :, None], axis=1)
+            beams_next[idx] = new
         beams = beams_next
+        if progress is not None:
+            progress(size / K, f"Beam search: depth {size} of {K}")
     return SearchResult(method=f"beam({B})", min_size=found, complete=np.ones(n, dtype=bool), best_set=best, n_evaluated=evaluated)
 
 

@@ -28,8 +28,9 @@ import pandas as pd
 from audit_core.errors import fail, register_messages
 from audit_core.models.probs import clip_probs
 
-from .engine import as_predict
+from .generic import as_predict
 from .operators import group_mask
+from .work import Progress, StopCheck, check_stop, item_blocks, padded
 
 __all__ = [
     "StressResult",
@@ -92,9 +93,14 @@ def donor_replacement(
     max_groups: int = 3,
     n_draws: int = 20,
     seed: int = 0,
-    chunk_rows: int = 200_000,
+    chunk_mb: float | None = None,
+    progress: Progress | None = None,
+    should_stop: StopCheck | None = None,
 ) -> StressResult:
     """Donor replacement of ``m ~ U{1..M}`` random groups from a random training row.
+
+    Rows are built in blocks of at most ``chunk_mb`` MiB; ``should_stop`` is
+    polled between blocks (:class:`.work.FragilityStopped`).
 
     Parameters
     ----------
@@ -112,7 +118,7 @@ def donor_replacement(
     -------
     StressResult
     """
-    predict = as_predict(model)
+    predict = padded(as_predict(model))
     X = np.asarray(X, dtype=float)
     Xtr = np.asarray(X_train, dtype=float)
     n, F = X.shape
@@ -120,19 +126,22 @@ def donor_replacement(
     M = max(1, min(int(max_groups), G))
     rng = np.random.default_rng(np.random.SeedSequence([int(seed), 104729]))
     m = rng.integers(1, M + 1, size=(n, n_draws))
-    rank = np.argsort(rng.random((n, n_draws, G)), axis=-1).argsort(axis=-1)
-    sel = rank < m[..., None]  # m random groups per draw
+    sel = np.empty((n, n_draws, G), dtype=bool)  # m random groups per draw, drawn in blocks of cases
+    for cs, _ in item_blocks(n, 1, n_draws * G * 8 * 3 + 64, chunk_mb=chunk_mb):  # same stream as one draw
+        rank = np.argsort(rng.random((cs.stop - cs.start, n_draws, G)), axis=-1).argsort(axis=-1)
+        sel[cs] = rank < m[cs, :, None]
     donor = rng.integers(0, len(Xtr), size=(n, n_draws))
     y_hat = clip_probs(predict(X)).argmax(axis=1)
-    flips = np.zeros(n)
-    step = max(1, chunk_rows // n_draws)
-    for lo in range(0, n, step):
-        hi = min(n, lo + step)
-        mask = group_mask(tuple(group_columns), sel[lo:hi])  # (c, R, F)
-        rows = np.where(mask, Xtr[donor[lo:hi]], X[lo:hi, None, :])
-        lab = clip_probs(predict(rows.reshape(-1, F))).argmax(axis=1).reshape(hi - lo, n_draws)
-        flips[lo:hi] = (lab != y_hat[lo:hi, None]).mean(axis=1)
-    return StressResult("donor", flips, int(n_draws), {"max_groups": M, "seed": int(seed)})
+    flips = np.zeros((n, n_draws), dtype=bool)
+    for cs, rs in item_blocks(n, n_draws, 3 * 8 * F + G + 64, chunk_mb=chunk_mb):
+        check_stop(should_stop)
+        mask = group_mask(tuple(group_columns), sel[cs, rs])  # (c, r, F)
+        rows = np.where(mask, Xtr[donor[cs, rs]], X[cs, None, :])
+        lab = clip_probs(predict(rows.reshape(-1, F))).argmax(axis=1).reshape(mask.shape[:2])
+        flips[cs, rs] = lab != y_hat[cs, None]
+        if progress is not None:
+            progress(cs.stop / n, f"Donor replacement: {cs.stop:,} of {n:,} cases")
+    return StressResult("donor", flips.mean(axis=1), int(n_draws), {"max_groups": M, "seed": int(seed)})
 
 
 def unavailable_fields(frame: pd.DataFrame, missing_codes: Mapping[str, Sequence[Any]] | None = None) -> list[str]:

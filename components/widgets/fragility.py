@@ -63,10 +63,12 @@ def options_form(ws: Workspace) -> AuditOptions:
     draws = count_input(c6, "Draws R for stochastic operators", count="draws", key="fr_draws", persist_state=PERSIST, min_value=2, value=10)
     sample = st.session_state.get(Keys.SAMPLE)
     codes = dict(getattr(sample, "missing_codes", {}) or {})
+    lim = Limits.from_env()
     return AuditOptions(
         config=FragilityConfig(k=int(k), path=path, families=tuple(families) or FAMILIES, n_draws=int(draws), seed=int(seed)),
         max_cases=int(max_cases), case_seed=int(seed), stress_seed=int(seed), missing_codes=codes,
-        baseline_sensitivity=bool(base_sens), exact_max_groups=Limits.from_env().max_exact_groups,
+        baseline_sensitivity=bool(base_sens), exact_max_groups=lim.max_exact_groups,
+        max_quadratic_groups=lim.max_quadratic_groups, max_cells=lim.max_fragility_cells,
     )
 
 

@@ -193,9 +193,10 @@ def audit_options(options: dict[str, Any]) -> AuditOptions:
     plain = {k: options[k] for k in (
         "max_cases", "case_seed", "donor_groups", "stress_draws", "stress_seed", "n_boot", "perm_repeats",
         "shap_max_cases", "search_max_cases", "exact_budget", "beam_width", "temperature", "baseline_sensitivity")}
+    lim = Limits.from_env()
     return AuditOptions(config=cfg, missing_codes=dict(options["missing_codes"]),
-                        thresholds=tuple(options["thresholds"]),
-                        exact_max_groups=Limits.from_env().max_exact_groups, **plain)
+                        thresholds=tuple(options["thresholds"]), exact_max_groups=lim.max_exact_groups,
+                        max_quadratic_groups=lim.max_quadratic_groups, max_cells=lim.max_fragility_cells, **plain)
 
 
 def _finite(v: Any) -> float | None:
