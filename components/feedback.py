@@ -31,6 +31,10 @@ _ALWAYS = re.compile(r"([\\`*\[\]()<>!:$~|#&{}@])")
 _UNDERSCORE_EDGE = re.compile(r"(?<![0-9A-Za-z])_|_(?![0-9A-Za-z])")
 _WWW = re.compile(r"(?i)\b(www)\.")  # GFM autolinks "www.example.com"
 _LEADING = re.compile(r"^(\s*)([-+=]|\d+(?=\.))")  # list items, setext lines, "1." at the start
+# Streamlit's Markdown finds GFM autolink literals (http://…, www.…, a@b.c) in the text *after* escapes are
+# resolved, so a backslash does not stop them; an invisible WORD JOINER (U+2060) inside the trigger does.
+WORD_JOINER = "\u2060"
+_AUTOLINK = re.compile(r"(\\:)(?=//)|(\\@)|(?i:(www)(?=\\\.))")
 
 
 def md_escape(text: Any) -> str:
@@ -38,17 +42,22 @@ def md_escape(text: Any) -> str:
 
     Backslash-escapes every character that could start a link, an image, HTML,
     emphasis, code, a Streamlit directive, LaTeX or an autolink; line breaks
-    become spaces. Letters, digits and intraword ``_`` are left as they are.
+    become spaces. An invisible word joiner (U+2060) follows ``:`` before
+    ``//``, ``@`` and ``www``, because Streamlit links URLs and e-mail
+    addresses even when their characters are escaped. Letters, digits and intraword ``_`` are left as they are.
 
     Examples
     --------
-    >>> print(md_escape("[sign in](http://x) *b* no_such_column"))
-    \\[sign in\\]\\(http\\://x\\) \\*b\\* no_such_column
+    >>> print(md_escape("[sign in](x) *b* no_such_column"))
+    \\[sign in\\]\\(x\\) \\*b\\* no_such_column
+    >>> md_escape("http://x") == "http\\\\:" + WORD_JOINER + "//x"
+    True
     """
     s = " ".join(str(text).splitlines())
     s = _ALWAYS.sub(r"\\\1", s)
     s = _UNDERSCORE_EDGE.sub(r"\\_", s)
     s = _WWW.sub(r"\1\\.", s)
+    s = _AUTOLINK.sub(lambda m: m.group(0) + WORD_JOINER, s)
     return _LEADING.sub(lambda m: m.group(1) + (m.group(2) + "\\" if m.group(2)[0].isdigit() else "\\" + m.group(2)),
                         s, count=1)
 

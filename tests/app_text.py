@@ -13,7 +13,7 @@ _ESCAPE = re.compile(r"\\([!-/:-@\[-`{-~])")  # a backslash before any ASCII pun
 
 def rendered(markdown: object) -> str:
     """``markdown`` with its backslash escapes resolved (what the browser shows)."""
-    return _ESCAPE.sub(r"\1", str(markdown))
+    return _ESCAPE.sub(r"\1", str(markdown)).replace("\u2060", "")  # the invisible word joiner that stops autolinks
 
 
 def texts(at, kind: str) -> list[str]:

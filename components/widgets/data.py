@@ -258,11 +258,6 @@ def source_section() -> LoadedTable | None:
     return table
 
 
-def _escape_md(text: str) -> str:
-    """User or file text shown through Markdown, with every Markdown character escaped."""
-    return "".join("\\" + ch if ch in "\\`*_{}[]()#+-.!|<>~$:" else ch for ch in str(text))
-
-
 def _accept_all_codes(labels: list[str]) -> None:
     st.session_state["dg_missing_codes"] = list(labels)
 
@@ -272,9 +267,9 @@ def read_report_section(table: LoadedTable) -> None:
     report = table.report
     lines = report.lines()
     if lines:
-        st.markdown("\n".join(f"- {_escape_md(line)}" for line in lines))
+        st.markdown("\n".join(f"- {md_escape(line)}" for line in lines))
     for _code, message in report.warnings:
-        st.warning(_escape_md(message), icon=":material/warning:")
+        st.warning(md_escape(message), icon=":material/warning:")
     applied = [(c, code) for c, code, _ in report.missing_applied if code != ""]
     extra = set(table_na_values())
     applied = [pair for pair in applied if pair[1] not in extra]
@@ -589,7 +584,7 @@ def workspace_section(groups: dict[str, str]) -> Workspace | None:
     if st.session_state.get(Keys.MESSAGE) and not changed:
         st.success(st.session_state[Keys.MESSAGE], icon=":material/check_circle:")
     for _code, message in ws.warnings:
-        st.warning(_escape_md(message), icon=":material/warning:")
+        st.warning(md_escape(message), icon=":material/warning:")
     st.dataframe(
         ws.metrics.pivot(index="metric", columns="split", values="value").reset_index(),
         hide_index=True,
