@@ -288,7 +288,8 @@ def read_report_section(table: LoadedTable) -> None:
         )
     labels = [_code_label(*pair) for pair in pairs]
     c1, c2 = st.columns([4, 1])
-    c1.multiselect("Missing codes applied (cells holding them become missing)", labels, key="dg_missing_codes")
+    c1.multiselect("Missing codes applied (cells holding them become missing)", labels, key="dg_missing_codes",
+                   persist_state=PERSIST)
     c2.button("Accept all proposed", key="act_accept_codes", on_click=_accept_all_codes, args=(labels,),
               disabled=not report.missing_proposals)
 
