@@ -45,6 +45,9 @@ TRUSTED: dict[tuple[str, str], str] = {
         "the release-gate hook's Markdown, which escapes every value it interpolates (default_receipt_gate)",
     ("components/widgets/fragility.py", "st.info(AUDIT_SLOT.note, icon=\":material/update:\")"):
         "the job's note: the app's sentence with two clock times",
+    ("pages/transport.py", "st.info(tw.model_note(result), icon=\":material/model_training:\")"):
+        "model_note puts every value from the manifest in code spans (components/widgets/transport.py)",
+    ("components/widgets/findings.py", 'st.markdown(f"**{TITLE}**")'): "TITLE is the panel's own constant",
     ("pages/transport.py", "st.info(tw.RESULT_SLOT.note, icon=\":material/update:\")"):
         "the job's note: the app's sentence with two clock times",
 }

@@ -24,7 +24,7 @@ from audit_core.models.zoo import ZOO
 from audit_core.transport import DEFAULT_TOLERANCES, MAPPINGS, TransportConfig, model_options, run_transport
 from components.counts import count_input
 from components import jobs
-from components.feedback import guarded
+from components.feedback import code, guarded, md_escape
 from components.state import PERSIST, ResultSlot, current_provenance, declaration_digest, registry
 
 __all__ = ["RESULT_KEY", "RESULT_SLOT", "LOCK_KEY", "JOB", "sync_with_declaration", "declaration_section",
@@ -43,11 +43,6 @@ RUN_KEY = "transport_run_id"
 #: Colour of each change direction: only a harmful change is shown in alarm colour.
 _DIRECTION_COLOURS = {"better": "#cfe2ff", "worse": "#f8d7da", "within tolerance": "#d4edda",
                       "undetermined": "#fff3cd", "shifted": "#e2e3e5"}
-
-
-def _code(text: Any) -> str:
-    """Text for a Markdown code span (user-derived: a file name)."""
-    return str(text).replace("`", "'")
 
 
 def _default(key: str, value: Any) -> None:
@@ -137,7 +132,7 @@ def model_section(ws: Workspace | None) -> tuple[dict, Any]:
     imported = ws is not None and kind not in ZOO
     if imported:
         _default("tr_model_mode", AS_IS)
-        st.radio(f"Model: the imported model `{_code(ws.model.spec.get('source', kind))}`", (AS_IS, REFIT),
+        st.radio(f"Model: the imported model {code(ws.model.spec.get('source', kind))}", (AS_IS, REFIT),
                  key="tr_model_mode", persist_state=PERSIST, horizontal=True)
         if st.session_state["tr_model_mode"] == AS_IS:
             opts, fixed = model_options(ws, as_is=True)
@@ -153,8 +148,8 @@ def model_section(ws: Workspace | None) -> tuple[dict, Any]:
     params = opts.get("model_params", {})
     chosen = list(st.session_state["tr_models"])
     if kind in ZOO:
-        st.caption(f"Default: the model trained on Data & groups, {ZOO[kind][0]}"
-                   + (f" with its settings {params[kind]}" if params.get(kind) else " with its default settings")
+        st.caption(f"Default: the model trained on Data & groups, {md_escape(ZOO[kind][0])}"
+                   + (f" with its settings {code(params[kind])}" if params.get(kind) else " with its default settings")
                    + ". Each refit trains it again on its train partition (seed · 1000 + refit).")
     else:
         st.caption("No model trained on Data & groups yet: Transport refits the models chosen here.")
@@ -280,12 +275,12 @@ def model_note(result) -> str:
     """One sentence on which model was audited and whether it was refit (from the manifest)."""
     m = result.manifest.get("model", {})
     if m.get("refit") is False:
-        return (f"Audited model: `{_code(m.get('label'))}`, as it is: **not refit**; only the probability mappings, "
+        return (f"Audited model: {code(m.get('label'))}, as it is: **not refit**; only the probability mappings, "
                 "thresholds, conformal quantiles and stress quantities were fitted on the source partitions.")
     kinds = m.get("kinds") or result.manifest.get("config", {}).get("models", [])
     params = {k: v for k, v in (m.get("params") or {}).items() if v}
     return ("Audited models: " + ", ".join(ZOO[k][0] if k in ZOO else str(k) for k in kinds)
-            + (f" (settings {params})" if params else "") + ", refitted on each refit's train partition.")
+            + (f" (settings {code(params)})" if params else "") + ", refitted on each refit's train partition.")
 
 
 def id_ood_table(table: pd.DataFrame, *, model: str, mapping: str) -> pd.DataFrame:
