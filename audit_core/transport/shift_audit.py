@@ -17,7 +17,7 @@ from audit_core.errors import fail
 from .domain import domain_aurocs
 from .shift import check_weights, numeric_values, chi2_test, ks_test, psi, shift_bins, wasserstein
 
-__all__ = ["SHIFT_COLUMNS", "FeatureShiftResult", "feature_shift"]
+__all__ = ["SHIFT_COLUMNS", "LINK_COLUMNS", "HARM_FLAG", "FeatureShiftResult", "feature_shift", "link_shift", "shift_tables"]
 
 #: Columns of :attr:`FeatureShiftResult.table`, one row per feature.
 SHIFT_COLUMNS = ("rank", "feature", "kind", "psi", "test", "statistic", "p_value", "wasserstein", "wasserstein_sd",
@@ -135,3 +135,112 @@ def feature_shift(source: pd.DataFrame, target: pd.DataFrame, *, numeric=(), cat
     return FeatureShiftResult(table=table, domain_auroc=joint, fold_auroc=tuple(folds), n_classifier_rows=n_rows,
                               options={"n_bins": n_bins, "floor": floor, "n_folds": n_folds, "seed": seed,
                                        "max_rows": max_rows})
+
+
+#: Columns :func:`link_shift` adds to the shift table.
+LINK_COLUMNS = ("model", "mapping", "targeted_share", "targeted_harm_ood", "targeted_flagged", "subgroup_auroc_spread",
+                "heterogeneity_flagged", "link")
+
+#: A targeted deletion more harmful than this share of random deletions (percent) is flagged.
+HARM_FLAG = 90.0
+
+
+def _targeted_sets(results: pd.DataFrame) -> list[set[str]]:
+    t = results[(results["analysis"] == "fitted") & (results["metric"] == "targeted_features")]
+    return [set(c.split(":", 1)[1].split(",")) for c in t["condition"].astype(str) if c.startswith("targeted:")]
+
+
+def _harm(results: pd.DataFrame, model: str, mapping: str) -> float:
+    t = results[(results["analysis"] == "degradation_percentile:metrics") & (results["metric"] == "auroc")
+                & (results["domain"] == "ood") & (results["model"] == model) & (results["mapping"] == mapping)
+                & (results["refit"] == -1) & (results["weighting"] == "unweighted")]
+    return float(t["value"].mean()) if len(t) else float("nan")
+
+
+def _spread(results: pd.DataFrame, column: str, model: str, mapping: str) -> float:
+    """Max − min over the levels of ``column`` of the refit-mean OOD − ID AUROC change."""
+    t = results[(results["analysis"] == "heterogeneity") & (results["metric"] == "auroc")
+                & (results["model"] == model) & (results["mapping"] == mapping)
+                & results["condition"].astype(str).str.startswith(f"{column}=")]
+    if t.empty:
+        return float("nan")
+    wide = t.pivot_table(index=["condition", "refit"], columns="domain", values="value", aggfunc="first")
+    if "id" not in wide or "ood" not in wide:
+        return float("nan")
+    change = (wide["ood"] - wide["id"]).groupby(level="condition").mean().dropna()
+    return float(change.max() - change.min()) if len(change) >= 2 else float("nan")
+
+
+def link_shift(shift: pd.DataFrame, results: pd.DataFrame, *, model: str, mapping: str, subgroup_columns=(),
+               auroc_tolerance: float = 0.02) -> pd.DataFrame:
+    """Join the shift ranking to a Transport run's degradation and heterogeneity results.
+
+    Parameters
+    ----------
+    shift : pandas.DataFrame, shape (F, 13)
+        :attr:`FeatureShiftResult.table`.
+    results : pandas.DataFrame
+        The run's long-form result table (stored or fresh).
+    model, mapping : str
+        Whose degradation and heterogeneity rows are read.
+    subgroup_columns : sequence of str
+        The run's declared subgroup columns.
+    auroc_tolerance : float
+        The run's AUROC tolerance.
+
+    Returns
+    -------
+    pandas.DataFrame, shape (F, 13 + 8)
+        ``shift`` with :data:`LINK_COLUMNS`: ``targeted_share`` (share of
+        refits whose targeted deletion removed the feature),
+        ``targeted_harm_ood`` (percent of random deletions the targeted one is
+        more harmful than, OOD AUROC, refit mean; NaN when the feature was
+        never targeted), ``targeted_flagged`` (targeted and at least
+        :data:`HARM_FLAG`), ``subgroup_auroc_spread`` (for a declared
+        subgroup column: max − min over its levels of the OOD − ID AUROC
+        change), ``heterogeneity_flagged`` (spread above the tolerance) and a
+        sentence ``link``.
+    """
+    sets = _targeted_sets(results)
+    harm = _harm(results, model, mapping)
+    out = shift.copy()
+    out["model"], out["mapping"] = model, mapping
+    share = [sum(f in s for s in sets) / len(sets) if sets else 0.0 for f in out["feature"]]
+    out["targeted_share"] = np.asarray(share, dtype=float)
+    out["targeted_harm_ood"] = np.where(out["targeted_share"] > 0, harm, np.nan)
+    out["targeted_flagged"] = (out["targeted_share"] > 0) & (out["targeted_harm_ood"] >= HARM_FLAG)
+    groups = set(subgroup_columns)
+    out["subgroup_auroc_spread"] = [(_spread(results, f, model, mapping) if f in groups else np.nan) for f in out["feature"]]
+    out["heterogeneity_flagged"] = out["subgroup_auroc_spread"] > auroc_tolerance
+    words = []
+    for r in out.itertuples():
+        bits = []
+        if r.targeted_share > 0:
+            bits.append(f"removed by the targeted deletion in {r.targeted_share:.0%} of refits, which is more harmful "
+                        f"than {r.targeted_harm_ood:.0f}% of random deletions (OOD AUROC)")
+        if np.isfinite(r.subgroup_auroc_spread):
+            bits.append(f"as a subgroup column its levels' AUROC changes differ by {r.subgroup_auroc_spread:.3f} "
+                        f"(tolerance {auroc_tolerance:g})")
+        words.append("; ".join(bits) if bits else "not among the targeted features nor a subgroup column")
+    out["link"] = words
+    return out
+
+
+def shift_tables(audit) -> dict[str, pd.DataFrame]:
+    """The ``feature_shift`` and ``domain_classifier`` tables of a :class:`~.protocol.TransportAudit` (two domains).
+
+    Computed on the eligible records of both domains (all of them, the
+    domain classifier on at most ``min(10000, stress_max_rows)`` per domain)
+    with the run's weights and seed; linked by :func:`link_shift` for the
+    first model and Platt scaling (else the first mapping).
+    """
+    c = audit.config
+    res = feature_shift(audit._src, audit._tgt, numeric=c.numeric, categorical=c.categorical,
+                        source_weight=audit._wsrc, target_weight=audit._wtgt, seed=int(c.seed),
+                        max_rows=max(5, min(10000, c.stress_max_rows)))
+    mapping = "platt" if "platt" in c.mappings else c.mappings[0]
+    table = link_shift(res.table, pd.DataFrame(audit._rows), model=c.models[0], mapping=mapping,
+                       subgroup_columns=c.subgroup_columns, auroc_tolerance=float(c.tolerances.get("auroc", 0.02)))
+    folds = pd.DataFrame({"part": ["pooled"] + [f"fold {k}" for k in range(len(res.fold_auroc))],
+                          "auroc": [res.domain_auroc, *res.fold_auroc], "n_rows": res.n_classifier_rows})
+    return {"feature_shift": table, "domain_classifier": folds}
