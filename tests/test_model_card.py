@@ -100,3 +100,42 @@ def test_model_run_card_metrics_and_release(tmp_path):
     assert sec["Release verdict"].startswith("**release** under the internal scope")
     assert "Feature shift" not in sec
     assert sec["Findings"] == "No findings are generated from this run's stored tables."
+
+
+def _model_run(reg: RunRegistry) -> str:
+    metrics = pd.DataFrame({"split": ["test"], "metric": ["auroc"], "value": [0.64]})
+    return reg.save(audit_kind="model", dataset_name="d", dataset_fingerprint="fp9", grouping_hash=None,
+                    model_spec={"kind": "lightgbm"}, config={"seed": 1}, tables={"metrics": metrics})
+
+
+def test_cli_export_model_card(tmp_path):
+    from tests.test_cli import cli
+
+    path = tmp_path / "reg.sqlite3"
+    run_id = _model_run(RunRegistry(path))
+    out = tmp_path / "card.md"
+    done = cli("export", run_id, "--model-card", str(out), "--scope", "internal", "--registry", str(path))
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == str(out)
+    sec = parse_card(out.read_text(encoding="utf-8"))
+    # internal scope: the discrimination rule applies and 0.64 < 0.70 blocks
+    assert sec["Release verdict"].startswith("**block** under the internal scope")
+    assert dict(table_rows(sec["Model description/Training and evaluation data"])[1:])["fingerprint"] == "fp9"
+    bad = cli("export", run_id, "--registry", str(path))
+    assert bad.returncode == 2 and "export needs --bundle OUT.json, --parquet DIR and/or --model-card OUT.md" in bad.stderr
+
+
+def test_runs_page_offers_the_model_card(tmp_path, monkeypatch):
+    from streamlit.testing.v1 import AppTest
+
+    from tests.test_runs_page import ROOT
+
+    path = tmp_path / "registry.sqlite3"
+    monkeypatch.setenv("AUDIT_REGISTRY_PATH", str(path))
+    _model_run(RunRegistry(path))
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120).run()
+    at.switch_page("pages/runs.py").run()
+    assert not at.exception, at.exception
+    buttons = [e for e in at.get("download_button") if "Model card" in str(e.proto.label)]
+    assert len(buttons) == 1
+    assert buttons[0].proto.help.startswith("A skops model card")
