@@ -9,6 +9,7 @@ import pytest
 
 from audit_core.findings.card import CARD_SECTIONS, md_text, model_card, write_model_card
 from audit_core.runs.registry import RunRegistry
+from tests.shift_data import saved_loan_transport
 
 
 def parse_card(text: str) -> dict[str, str]:
@@ -40,19 +41,7 @@ def table_rows(body: str) -> list[list[str]]:
 
 @pytest.fixture(scope="module")
 def transport_record(tmp_path_factory):
-    from audit_core.data.dataset import DatasetConfig, build_dataset
-    from audit_core.data.samples import load_sample
-    from audit_core.transport import TransportConfig, run_transport
-
-    frame, info = load_sample("loan_synthetic")
-    ds = build_dataset(frame, DatasetConfig(name="loan", targets=info.target_definitions[:1], domain_column="year",
-                                            source_domain=2019, target_domain=2023,
-                                            roles={c: "ignore" for c in info.exclude_columns}))
-    res = run_transport(ds.frame, config=TransportConfig.from_dataset(
-        ds, n_refits=2, n_bootstrap=5, n_random_sets=3, stress_max_rows=600, mappings=("platt",),
-        models=("logistic_regression",)))
-    reg = RunRegistry(tmp_path_factory.mktemp("reg") / "r.sqlite3")
-    return reg.load(res.save_to_registry(reg, dataset_name="loan | *2019*"))
+    return saved_loan_transport(tmp_path_factory.mktemp("reg"), dataset_name="loan | *2019*")
 
 
 def test_transport_card_sections_and_numbers(transport_record, tmp_path):

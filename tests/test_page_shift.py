@@ -9,7 +9,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from audit_core.findings.shift import shift_finding
-from audit_core.runs.registry import RunRegistry
+from tests.shift_data import saved_loan_transport
 from components.figures.shift import LINK_COLOURS, feature_shift_figure
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -53,19 +53,7 @@ def test_finding_names_the_top_features_and_links():
 
 @pytest.fixture(scope="module")
 def saved(tmp_path_factory):
-    from audit_core.data.dataset import DatasetConfig, build_dataset
-    from audit_core.data.samples import load_sample
-    from audit_core.transport import TransportConfig, run_transport
-
-    frame, info = load_sample("loan_synthetic")
-    ds = build_dataset(frame, DatasetConfig(name="loan", targets=info.target_definitions[:1], domain_column="year",
-                                            source_domain=2019, target_domain=2023,
-                                            roles={c: "ignore" for c in info.exclude_columns}))
-    res = run_transport(ds.frame, config=TransportConfig.from_dataset(
-        ds, n_refits=2, n_bootstrap=5, n_random_sets=3, stress_max_rows=600, mappings=("platt",),
-        models=("logistic_regression",)))
-    reg = RunRegistry(tmp_path_factory.mktemp("reg") / "r.sqlite3")
-    return reg.load(res.save_to_registry(reg, dataset_name="loan"))
+    return saved_loan_transport(tmp_path_factory.mktemp("reg"))
 
 
 def test_report_has_the_shift_figure_and_finding(saved):
@@ -80,7 +68,7 @@ def test_report_has_the_shift_figure_and_finding(saved):
 
 
 def test_transport_page_shows_the_why_it_moved_tab(registry_path):
-    from test_page_transport import _preset
+    from tests.test_page_transport import _preset
 
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=240)
     _preset(at)
