@@ -49,6 +49,8 @@ def test_finding_names_the_top_features_and_links():
     assert g.severity == "info" and g.text == ("The most shifted features are a (PSI 0.03), b (PSI 0.02), "
                                                "c (PSI 0.01).")
     assert shift_finding(None) is None
+    two = shift_finding(_table().assign(targeted_flagged=[True, True, False, False]))
+    assert "The targeted deletion removes a and b and harms" in two.text
 
 
 @pytest.fixture(scope="module")
@@ -88,3 +90,5 @@ def test_transport_page_shows_the_why_it_moved_tab(registry_path):
     shown = tab.dataframe[0].value
     assert shown["feature"].iloc[0] == "interest_rate" and list(shown["rank"]) == list(range(1, len(shown) + 1))
     assert "link" in shown.columns
+    # p-values as short text (two significant digits), not 40-digit decimals
+    assert all(len(p) <= 8 and 0 <= float(p) <= 1 for p in shown["p_value"]), shown["p_value"].tolist()

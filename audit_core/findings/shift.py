@@ -12,6 +12,11 @@ __all__ = ["shift_finding", "PSI_MAJOR"]
 PSI_MAJOR = 0.25
 
 
+def _and(names: list[str]) -> str:
+    """``a``, ``a and b``, ``a, b and c``."""
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+
+
 def shift_finding(shift: pd.DataFrame | None, domain: pd.DataFrame | None = None, *, top: int = 3) -> Finding | None:
     """One finding from the ``feature_shift`` (and ``domain_classifier``) tables; None without them.
 
@@ -37,10 +42,10 @@ def shift_finding(shift: pd.DataFrame | None, domain: pd.DataFrame | None = None
     hetero = head["feature"][head.get("heterogeneity_flagged", pd.Series(False, index=head.index)).astype(bool)].tolist()
     tail = []
     if flagged:
-        tail.append(f"The targeted deletion removes {', '.join(flagged)} and harms the target-domain AUROC more than "
+        tail.append(f"The targeted deletion removes {_and(flagged)} and harms the target-domain AUROC more than "
                     f"most random deletions do.")
     if hetero:
-        tail.append(f"The AUROC change differs across the levels of {', '.join(hetero)} by more than its tolerance.")
+        tail.append(f"The AUROC change differs across the levels of {_and(hetero)} by more than its tolerance.")
     text = " ".join([lead, *tail])
     numbers = {"domain_auroc": auc, **{f"psi:{f}": float(p) for f, p in zip(head["feature"], head["psi"])}}
     major = float(head["psi"].iloc[0]) >= PSI_MAJOR

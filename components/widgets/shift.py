@@ -15,8 +15,11 @@ SHIFT_VIEW_COLUMNS = ("rank", "feature", "kind", "psi", "test", "p_value", "wass
 
 
 def shift_view_table(shift: pd.DataFrame) -> pd.DataFrame:
-    """The ranked shift table with the columns the page shows (:data:`SHIFT_VIEW_COLUMNS`)."""
-    return shift.sort_values("rank")[[c for c in SHIFT_VIEW_COLUMNS if c in shift.columns]].reset_index(drop=True)
+    """The ranked shift table with the columns the page shows (:data:`SHIFT_VIEW_COLUMNS`); p-values as text (``1.2e-34``)."""
+    out = shift.sort_values("rank")[[c for c in SHIFT_VIEW_COLUMNS if c in shift.columns]].reset_index(drop=True)
+    if "p_value" in out:
+        out["p_value"] = [f"{p:.2g}" if pd.notna(p) else "" for p in out["p_value"]]
+    return out
 
 
 def shift_tab(extras) -> None:
