@@ -222,8 +222,8 @@ def _cmd_list(args: argparse.Namespace) -> int:
 def _cmd_export(args: argparse.Namespace) -> int:
     from audit_core.runs.bundle import export_bundle, write_file, write_parquet_tables
 
-    if not args.bundle and not args.parquet:
-        raise _Usage("export needs --bundle OUT.json and/or --parquet DIR")
+    if not args.bundle and not args.parquet and not args.model_card:
+        raise _Usage("export needs --bundle OUT.json, --parquet DIR and/or --model-card OUT.md")
     record = _registry(args.registry).load(args.run_id)
     if args.bundle:
         write_file(args.bundle, export_bundle(record))
@@ -231,6 +231,11 @@ def _cmd_export(args: argparse.Namespace) -> int:
     if args.parquet:
         for p in write_parquet_tables(record, args.parquet):
             print(p)
+    if args.model_card:
+        from audit_core.findings.card import write_model_card
+        from audit_core.runs.gate import DEFAULT_GATE_SCOPE
+
+        print(write_model_card(record, args.model_card, scope=args.scope or DEFAULT_GATE_SCOPE))
     return EXIT_OK
 
 

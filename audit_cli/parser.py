@@ -84,10 +84,15 @@ def build_parser() -> argparse.ArgumentParser:
     ls.add_argument("--json", action="store_true", help="print JSON lines instead of a table")
     registry_arg(ls)
 
-    ex = sub.add_parser("export", help="export a saved run as a JSON bundle and/or Parquet tables", epilog=_EPILOG)
+    ex = sub.add_parser("export", help="export a saved run as a JSON bundle, Parquet tables and/or a model card",
+                        epilog=_EPILOG)
     ex.add_argument("run_id", metavar="RUN_ID")
     ex.add_argument("--bundle", metavar="OUT.json")
     ex.add_argument("--parquet", metavar="DIR")
+    ex.add_argument("--model-card", metavar="OUT.md", help="a skops model card (Markdown): model, data fingerprint, "
+                    "metrics, findings and the release verdict")
+    ex.add_argument("--scope", metavar="SCOPE", default=None,
+                    help="deployment scope of the model card's release verdict (default: production)")
     registry_arg(ex)
 
     im = sub.add_parser("import", help="import a JSON bundle into the registry (same run id)", epilog=_EPILOG)

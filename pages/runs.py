@@ -11,7 +11,7 @@ from components.widgets import runs as rw
 st.title("Runs & reports")
 st.caption(
     "Every saved run, from the app or the `reliability-audit` command line. A run is shown from its stored "
-    "tables (nothing is recomputed); export it as a self-contained HTML report, a JSON bundle or Parquet tables."
+    "tables (nothing is recomputed); export it as a self-contained HTML report, a JSON bundle, Parquet tables or a model card."
 )
 
 runs = None

@@ -10,6 +10,7 @@ from components.figures import transport as tf
 from components.state import PERSIST, Keys, current_provenance, get
 from components.widgets import transport as tw
 from components.widgets.findings import transport_panel
+from components.widgets.shift import shift_tab
 from components.widgets.data import current_config
 
 st.title("Transport")
@@ -53,7 +54,7 @@ st.info(tw.model_note(result), icon=":material/model_training:")
 transport_panel(result, model=model, mapping=mapping, selection_rate=s_rate)
 
 tabs = st.tabs(["ID vs OOD", "Calibration", "Selective", "Conformal", "Stress", "Target definitions", "Heterogeneity",
-                "Downloads"])
+                "Downloads", "Why it moved"])
 with tabs[0]:
     st.dataframe(tw.id_ood_table(result.table, model=model, mapping=mapping), key="view_tr_idood", hide_index=True)
     st.dataframe(tw.verdict_table(result.verdicts, model=model, mapping=mapping), key="view_tr_verdicts", hide_index=True)
@@ -82,3 +83,5 @@ with tabs[6]:
     st.plotly_chart(tf.heterogeneity_figure(result.table, model=model, mapping=mapping), key="view_tr_hetero")
 with tabs[7]:
     tw.downloads(result, stale=bool(changed))
+with tabs[8]:
+    shift_tab(result.extras)

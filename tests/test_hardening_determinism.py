@@ -91,7 +91,8 @@ def test_receipts_audit_is_deterministic():
 
 
 TRANSPORT_TABLES = ["table", "verdicts", "summary"]
-TRANSPORT_EXTRAS = ["reliability", "curves", "conformal_tally", "model_family", "degradation_percentiles"]
+TRANSPORT_EXTRAS = ["reliability", "curves", "conformal_tally", "model_family", "degradation_percentiles",
+                    "feature_shift", "domain_classifier"]
 
 
 def _transport_once():

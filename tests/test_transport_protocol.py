@@ -238,5 +238,5 @@ def test_cli_runner_saves_transport_run(tmp_path):
     out = run_config(parse_config(raw), registry=reg, base_dir=root)
     rec = reg.load(out[0].run_id)
     assert rec.audit_kind == "transport" and rec.status == "done"
-    assert {"results", "verdicts", "reliability", "curves"} <= set(rec.tables)
+    assert {"results", "verdicts", "reliability", "curves", "feature_shift", "domain_classifier"} <= set(rec.tables)
     assert tuple(rec.tables["results"].columns) == RESULT_COLUMNS

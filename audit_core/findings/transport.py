@@ -7,6 +7,7 @@ import pandas as pd
 from audit_core.transport.results import TransportResult
 
 from .finding import Finding, interval, num, pct, signed
+from .shift import shift_finding
 
 __all__ = ["transport_findings"]
 
@@ -135,8 +136,9 @@ def transport_findings(result: TransportResult, *, model: str | None = None, map
     Returns
     -------
     list of Finding
-        Up to 5 sentences: the operating threshold, class coverage of
-        conformal sets, AUROC and ECE changes, and the verdict tally.
+        Up to 6 sentences: the operating threshold, class coverage of
+        conformal sets, AUROC and ECE changes, the verdict tally and the
+        feature shift (when the result holds a ``feature_shift`` table).
     """
     cfg = result.manifest["config"]
     model = model or cfg["models"][0]
@@ -144,5 +146,6 @@ def transport_findings(result: TransportResult, *, model: str | None = None, map
     parts = [_selective(result, model, mapping, selection_rate), _conformal(result, model, mapping, alpha),
              _change(result, model, mapping, "auroc", "the AUROC"),
              _change(result, model, mapping, "ece", "the calibration error (ECE)"),
-             _tally(result, model, mapping)]
+             _tally(result, model, mapping),
+             shift_finding(result.extras.get("feature_shift"), result.extras.get("domain_classifier"))]
     return [f for f in parts if f is not None]

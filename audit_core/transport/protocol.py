@@ -15,7 +15,8 @@ that must run in this order; each refuses to run early or twice:
    vectorised bootstrap and tolerance verdicts;
 6. :meth:`~TransportAudit.stress` — target-definition sensitivity and
    evidence degradation;
-7. :meth:`~TransportAudit.heterogeneity` — by class and declared subgroup;
+7. :meth:`~TransportAudit.heterogeneity` — by class and declared subgroup,
+   then the per-feature shift between the domains, linked to stages 6–7;
 
 then :meth:`~TransportAudit.result`. Target-domain records are only ever
 passed to ``predict_proba`` and to metric functions; every fitted quantity
@@ -47,6 +48,7 @@ from .config import TransportConfig, _bad, _plain, _sha256_file, versions
 from .evaluation import evaluate_pipeline, fit_rules
 from .mappings import fit_mapping
 from .results import TransportResult, build_result
+from .shift_audit import shift_tables
 from .splits import PARTITIONS, four_way_split
 from .verdicts import check_tolerances
 
@@ -462,10 +464,13 @@ class TransportAudit:
 
     # ------------------------------------------------------------ stage 7
     def heterogeneity(self) -> "TransportAudit":
-        """Metrics by class and by declared subgroup, on ID test and OOD."""
+        """Metrics by class and by declared subgroup, on ID test and OOD; then the feature shift (:mod:`.shift_audit`)."""
         self._begin("heterogeneity")
         with _serial_blas():
             st.heterogeneity_rows(self)
+            if self._tgt is not None:
+                self._tick(0.5, "Feature shift between the domains")
+                self.tables.update(shift_tables(self))
         self._done.append("heterogeneity")
         return self
 

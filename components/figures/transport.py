@@ -13,6 +13,8 @@ from plotly.subplots import make_subplots
 
 from audit_core.runs.registry import RunRecord
 
+from .shift import feature_shift_figure, pooled_domain_auroc
+
 __all__ = [
     "reliability_figure",
     "risk_selection_figure",
@@ -208,4 +210,7 @@ def transport_report_figures(record: RunRecord) -> list[tuple[str, go.Figure]]:
         out.append(("Target-definition decomposition", target_definition_figure(t)))
     if (t["analysis"] == "heterogeneity").any():
         out.append(("Heterogeneity", heterogeneity_figure(t, model=model, mapping=mapping)))
+    if "feature_shift" in tables and not tables["feature_shift"].empty:
+        out.append(("Why it moved (feature shift)", feature_shift_figure(tables["feature_shift"],
+                                                                          domain_auroc=pooled_domain_auroc(tables))))
     return out

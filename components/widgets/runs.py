@@ -124,11 +124,19 @@ def _load(run_id: str, updated_at: str, path: str) -> RunRecord:
 def _clear_caches() -> None:
     _load.clear()
     _report_bytes.clear()
+    _card_bytes.clear()
 
 
 @st.cache_data(show_spinner="Building the report…", max_entries=4)
 def _report_bytes(run_id: str, updated_at: str, path: str) -> bytes:
     return render_report(_load(run_id, updated_at, path)).encode("utf-8")
+
+
+@st.cache_data(show_spinner="Building the model card…", max_entries=4)
+def _card_bytes(run_id: str, updated_at: str, path: str) -> bytes:
+    from audit_core.findings.card import model_card
+
+    return model_card(_load(run_id, updated_at, path)).render().encode("utf-8")
 
 
 def _record(runs: pd.DataFrame, run_id: str) -> RunRecord:
@@ -168,7 +176,7 @@ def run_view_section(runs: pd.DataFrame) -> None:
     run_id = st.selectbox("Run", ids, key="ru_open", persist_state=PERSIST, format_func=_label(runs))
     with guarded("opening the run"):
         record = _record(runs, run_id)
-        c1, c2, c3, c4 = st.columns(4)
+        c1, c2, c3, c5, c4 = st.columns(5)
         safe = run_id.replace(":", "_")
         c1.download_button(
             "HTML report",
@@ -182,6 +190,11 @@ def run_view_section(runs: pd.DataFrame) -> None:
         )
         c3.download_button(
             "Parquet tables (zip)", data=parquet_zip(record), file_name=f"tables-{safe}.zip", mime="application/zip", key="act_ru_dl_parquet"
+        )
+        c5.download_button(
+            "Model card", data=_card_bytes(run_id, record.updated_at, str(registry().path)),
+            file_name=f"model-card-{safe}.md", mime="text/markdown", key="act_ru_dl_card",
+            help="A skops model card: model, data fingerprint, metrics, findings and the release verdict."
         )
         if c4.button("Delete run…", key="act_ru_delete", disabled=registry().read_only,
                      help="The registry is open read-only." if registry().read_only else None):

@@ -19,8 +19,9 @@ strata come from the config's dataset declaration)::
       seed: 0
       exact_bootstrap: false   # true: record-by-record replicates (default: binned cells)
 
-Tables: ``results`` (the long-form table), ``verdicts``, ``summary`` and the
-figure tables (``reliability``, ``curves``), as the Transport page saves them.
+Tables: ``results`` (the long-form table), ``verdicts``, ``summary``, the
+figure tables (``reliability``, ``curves``) and the feature shift
+(``feature_shift``, ``domain_classifier``), as the Transport page saves them.
 The audit fits its own pipelines (``needs_workspace=False``): without
 ``models`` it refits the config's ``model`` (its kind and ``params``) on each
 refit's train partition, so it audits the model the config trains; with
@@ -88,7 +89,8 @@ def run(options: dict, *, context: AuditContext, progress: Progress) -> AuditRes
     cfg = TransportConfig.from_dataset(ds, **{**opts, **_models(options, context.config)})
     res = run_transport(ds.frame, config=cfg, progress=lambda f, m: progress(int(1000 * f), 1000, m))
     tables = {"results": res.table, "verdicts": res.verdicts, "summary": res.summary}
-    tables.update({k: v for k, v in res.extras.items() if k in ("reliability", "curves", "conformal_tally", "model_family")})
+    tables.update({k: v for k, v in res.extras.items() if k in ("reliability", "curves", "conformal_tally", "model_family",
+                                                                 "feature_shift", "domain_classifier")})
     counts = res.verdicts["verdict"].value_counts().to_dict() if len(res.verdicts) else {}
     summary = {"binary_only": True, "n_source": res.manifest["n_source"], "n_target": res.manifest["n_target"],
                **{f"verdicts_{k}": int(v) for k, v in counts.items()}}
