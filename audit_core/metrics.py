@@ -63,6 +63,7 @@ __all__ = [
     "adaptive_calibration_error",
     "maximum_calibration_error",
     "spiegelhalter_z",
+    "smooth_ece",
     "calibration_bins",
     "calibration_intercept_slope",
     "calibration_intercept",
@@ -373,6 +374,18 @@ def spiegelhalter_z(y_true, p, *, sample_weight=None) -> float:
     """
     y, q, w = check_binary_inputs(y_true, p, sample_weight)
     return _cal.spiegelhalter_arrays(y, q, w)
+
+
+def smooth_ece(y_true, p, *, sample_weight=None, return_bandwidth: bool = False):
+    """Smooth ECE (kernel-smoothed, automatic bandwidth; :mod:`audit_core.calibration`), weighted.
+
+    Not in :data:`METRICS`: every bootstrap replicate would need its own
+    bandwidth search, so Transport reports it beside the reliability diagram.
+    ``return_bandwidth=True`` returns ``(smECE, σ*)``.
+    """
+    y, q, w = check_binary_inputs(y_true, p, sample_weight)
+    val, sigma = _cal.smooth_ece_arrays(y, q, w)
+    return (val, sigma) if return_bandwidth else val
 
 
 def _logit(q: np.ndarray) -> np.ndarray:
