@@ -304,10 +304,10 @@ def test_exact_bootstrap_option_checked_and_accepted_by_the_cli_entry():
 
 
 # ------------------------------------------------------------ conformal quantile, calibration fit
-def _sorted_quantile(scores, alpha):  # the previous implementation: a full sort
+def _sorted_quantile(scores, alpha):  # the previous implementation: a full sort (infinite when k > n)
     s = np.sort(np.asarray(scores, dtype=float))
-    k = min(len(s), math.ceil(round((len(s) + 1) * (1 - alpha), 9)))
-    return float(s[k - 1])
+    k = math.ceil(round((len(s) + 1) * (1 - alpha), 9))
+    return float("inf") if k > len(s) else float(s[k - 1])
 
 
 @settings(max_examples=200, deadline=None)

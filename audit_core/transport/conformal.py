@@ -2,8 +2,15 @@
 
 Scores are ``s = 1 − p̂_y`` with ``p̂_1 = p̂`` and ``p̂_0 = 1 − p̂``. On ``n``
 calibration scores the quantile is the order statistic
-``q̂ = s_(k)``, ``k = min(n, ⌈(n + 1)(1 − α)⌉)``. A class ``c`` is in the set
+``q̂ = s_(k)``, ``k = ⌈(n + 1)(1 − α)⌉``. A class ``c`` is in the set
 when ``1 − p̂_c ≤ q̂``: ties are included and nothing is randomised.
+
+**Small calibration sets.** When ``k > n`` (fewer than ``1/α − 1`` records:
+under 19 at α = 0.05) no order statistic carries the finite-sample
+guarantee, so ``q̂ = ∞`` and the class is in every set (as crepes does); an
+earlier clamp to the largest score lost the guarantee without a word. The
+rules note it (:func:`unbounded`; rows ``qhat_unbounded`` and
+``qhat_class{c}_unbounded``).
 
 * marginal: one ``q̂`` from all calibration records;
 * label-conditional (Mondrian by class): ``q̂_c`` from the records of class
@@ -21,7 +28,7 @@ import numpy as np
 #: floating-point allowance for ties between a class score and q̂.
 TIE_EPS = 1e-12
 
-__all__ = ["TIE_EPS", "class_scores", "conformal_quantile", "calibrate", "prediction_sets", "set_report"]
+__all__ = ["TIE_EPS", "class_scores", "conformal_quantile", "unbounded", "calibrate", "prediction_sets", "set_report"]
 
 
 def class_scores(p: np.ndarray) -> np.ndarray:
@@ -36,22 +43,27 @@ def class_scores(p: np.ndarray) -> np.ndarray:
 
 
 def conformal_quantile(scores: np.ndarray, alpha: float) -> float:
-    """``s_(k)`` with ``k = min(n, ⌈(n + 1)(1 − α)⌉)`` (1-based order statistic).
+    """``s_(k)`` with ``k = ⌈(n + 1)(1 − α)⌉`` (1-based order statistic); ``inf`` when ``k > n``.
 
     Examples
     --------
-    n = 4 scores, α = 0.2: k = min(4, ⌈5 · 0.8⌉) = 4, the largest score.
+    n = 4 scores, α = 0.2: k = ⌈5 · 0.8⌉ = 4, the largest score.
 
     >>> conformal_quantile(np.array([0.1, 0.3, 0.3, 0.2]), 0.2)
     0.3
+
+    At α = 0.1, k = ⌈4.5⌉ = 5 > 4: no score is high enough, every set holds the class.
+
+    >>> conformal_quantile(np.array([0.1, 0.3, 0.3, 0.2]), 0.1)
+    inf
     """
     s = np.asarray(scores, dtype=float)
     n = len(s)
-    if n == 0:
-        return float("inf")
     # round the float product before the ceiling so that a product that is an
     # integer in exact arithmetic is never pushed up by representation error
-    k = min(n, math.ceil(round((n + 1) * (1 - alpha), 9)))
+    k = math.ceil(round((n + 1) * (1 - alpha), 9))
+    if k > n:  # too few calibration records for the guarantee (n = 0 included)
+        return float("inf")
     # selection instead of a full sort: the same k-th smallest value (ties included)
     return float(np.partition(s, k - 1)[k - 1])
 
@@ -71,6 +83,11 @@ def calibrate(y: np.ndarray, p: np.ndarray, alpha: float) -> dict[str, np.ndarra
         "marginal": conformal_quantile(s, alpha),
         "label_conditional": np.array([conformal_quantile(s[y == c], alpha) for c in (0, 1)]),
     }
+
+
+def unbounded(qhat) -> np.ndarray | bool:
+    """Where ``q̂`` is infinite (too few calibration records): the class is in every set."""
+    return np.isinf(np.asarray(qhat, dtype=float)) if np.ndim(qhat) else bool(math.isinf(float(qhat)))
 
 
 def prediction_sets(p: np.ndarray, qhat, *, scores: np.ndarray | None = None) -> np.ndarray:
