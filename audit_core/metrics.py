@@ -47,6 +47,7 @@ from typing import Callable
 
 import numpy as np
 
+from . import calibration as _cal
 from .errors import fail, register_messages
 
 __all__ = [
@@ -59,6 +60,10 @@ __all__ = [
     "brier_score",
     "log_loss",
     "expected_calibration_error",
+    "adaptive_calibration_error",
+    "maximum_calibration_error",
+    "spiegelhalter_z",
+    "smooth_ece",
     "calibration_bins",
     "calibration_intercept_slope",
     "calibration_intercept",
@@ -326,6 +331,63 @@ def expected_calibration_error(y_true, p, *, n_bins: int = 15, sample_weight=Non
     return float(np.abs(sy - sp).sum() / w.sum())
 
 
+def adaptive_calibration_error(y_true, p, *, n_bins: int = 15, sample_weight=None) -> float:
+    """ACE: ECE's mass-weighted gap on ``n_bins`` equal-mass bins (ties share a bin).
+
+    See :mod:`audit_core.calibration` for the bin rule.
+
+    Examples
+    --------
+    Four distinct scores in two bins: {0.1, 0.2} (mean p 0.15, mean y 0) and
+    {0.7, 0.8} (mean p 0.75, mean y 1): ACE = ½·0.15 + ½·0.25 = 0.2.
+
+    >>> round(adaptive_calibration_error([0, 0, 1, 1], [0.1, 0.2, 0.7, 0.8], n_bins=2), 10)
+    0.2
+    """
+    n_bins = _check_bins(n_bins)
+    y, q, w = check_binary_inputs(y_true, p, sample_weight)
+    return _cal.ace_arrays(y, q, w, n_bins)
+
+
+def maximum_calibration_error(y_true, p, *, n_bins: int = 15, sample_weight=None) -> float:
+    """MCE: the largest ``|ȳ_b − p̄_b|`` over the non-empty ECE bins (same edges as ECE).
+
+    >>> round(maximum_calibration_error([0, 1, 1], [0.2, 0.4, 0.9], n_bins=2), 10)
+    0.2
+    """
+    n_bins = _check_bins(n_bins)
+    y, q, w = check_binary_inputs(y_true, p, sample_weight)
+    return _cal.mce_arrays(y, q, w, _bin_ids(q, n_bins), n_bins)
+
+
+def spiegelhalter_z(y_true, p, *, sample_weight=None) -> float:
+    """Spiegelhalter's z: ``Σ w (y − p)(1 − 2p) / sqrt(Σ w² (1 − 2p)² p (1 − p))``.
+
+    Near 0 for a calibrated model (standard normal under ``H0``); ``nan`` when
+    the variance is 0. Scaling every weight leaves it unchanged.
+
+    With p = 0.25 twice (labels 1, 0): numerator 0.75·0.5 − 0.25·0.5 = 0.25,
+    variance 2 · 0.5²·0.25·0.75 = 0.09375, so z = 0.25 / √0.09375 = √(2/3).
+
+    >>> round(spiegelhalter_z([1, 0], [0.25, 0.25]), 10)
+    0.8164965809
+    """
+    y, q, w = check_binary_inputs(y_true, p, sample_weight)
+    return _cal.spiegelhalter_arrays(y, q, w)
+
+
+def smooth_ece(y_true, p, *, sample_weight=None, return_bandwidth: bool = False):
+    """Smooth ECE (kernel-smoothed, automatic bandwidth; :mod:`audit_core.calibration`), weighted.
+
+    Not in :data:`METRICS`: every bootstrap replicate would need its own
+    bandwidth search, so Transport reports it beside the reliability diagram.
+    ``return_bandwidth=True`` returns ``(smECE, σ*)``.
+    """
+    y, q, w = check_binary_inputs(y_true, p, sample_weight)
+    val, sigma = _cal.smooth_ece_arrays(y, q, w)
+    return (val, sigma) if return_bandwidth else val
+
+
 def _logit(q: np.ndarray) -> np.ndarray:
     q = np.clip(q, EPS_LOGIT, 1 - EPS_LOGIT)
     return np.log(q) - np.log1p(-q)
@@ -478,8 +540,8 @@ def metric_values(y_true, p, names=None, *, sample_weight=None, n_bins: int = 15
                     float("nan") if pi <= 0 or pi >= 1 else float((ap - pi) / (1 - pi)))
         elif name == "prevalence":
             out[name] = pi
-        elif name == "ece":
-            out[name] = expected_calibration_error(y, q, n_bins=n_bins, sample_weight=w)
+        elif name in ("ece", "ace", "mce"):
+            out[name] = METRICS[name](y, q, n_bins=n_bins, sample_weight=w)
         else:
             out[name] = METRICS[name](y, q, sample_weight=w)
     return out
@@ -496,6 +558,9 @@ METRICS: dict[str, Callable[..., float]] = {
     "ece": expected_calibration_error,
     "calibration_intercept": calibration_intercept,
     "calibration_slope": calibration_slope,
+    "ace": adaptive_calibration_error,
+    "mce": maximum_calibration_error,
+    "spiegelhalter_z": spiegelhalter_z,
 }
 
 #: name -> "higher" (higher is better), "lower" or "target:<value>" (closer is better).
@@ -509,4 +574,7 @@ METRIC_DIRECTION: dict[str, str] = {
     "ece": "lower",
     "calibration_intercept": "target:0",
     "calibration_slope": "target:1",
+    "ace": "lower",
+    "mce": "lower",
+    "spiegelhalter_z": "target:0",
 }

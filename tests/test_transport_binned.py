@@ -155,8 +155,13 @@ def test_single_score_bins_reproduce_the_record_bootstrap_exactly(weighted):
     V, Vw = _cells_from_draws(y, lay, w, B, np.random.default_rng(1))
     C = stratified_counts(y, B, np.random.default_rng(1))  # the same draws, as per-record counts
     got = bm.compute(Vw if weighted else V)
-    want = ex.compute(C * w if weighted else C)
+    want = ex.compute(C * w if weighted else C, C * w ** 2 if weighted else C)
     for name in want:
+        if name == "spiegelhalter_z" and weighted:
+            # the variance's squared weights enter as each cell's weighted mean of w (the cells hold weight
+            # sums, not sums of squares): within 0.05 null SDs, against a tolerance of 2
+            np.testing.assert_allclose(got[name], want[name], rtol=0, atol=0.05, err_msg=name)
+            continue
         np.testing.assert_allclose(got[name], want[name], rtol=1e-9, atol=1e-12, err_msg=name)
 
 
@@ -169,10 +174,16 @@ def test_same_replicates_step_statistics_identical_smooth_ones_close(weighted):
     V, Vw = _cells_from_draws(y, lay, w, B, np.random.default_rng(2))
     C = stratified_counts(y, B, np.random.default_rng(2))
     got = bm.compute(Vw if weighted else V)
-    want = ex.compute(C * w if weighted else C)
+    want = ex.compute(C * w if weighted else C, C * w ** 2 if weighted else C)
     for name, (_, metric, _, _) in keys.items():
         if metric in STEP_METRICS or name.startswith(("rate_", "risk_", "hcep_", "cov_", "size_")):
             np.testing.assert_allclose(got[name], want[name], rtol=1e-12, atol=1e-14, err_msg=name)
+        elif metric == "ace":
+            # the equal-mass edges move with each replicate and cut bins (split by the full-sample profile):
+            # within 1e-3 here (n = 6000; the replicate SD of ACE is about 4e-3)
+            assert np.nanmax(np.abs(got[name] - want[name])) < 1e-3, name
+        elif metric == "spiegelhalter_z":  # a z statistic: in null SDs (tolerance 2)
+            assert np.nanmax(np.abs(got[name] - want[name])) < 0.05, name
         else:  # smooth statistics: replicate values within 3e-4 (their bootstrap SD is 3e-3 to 3e-2)
             assert np.nanmax(np.abs(got[name] - want[name])) < 3e-4, name
 
@@ -185,15 +196,27 @@ def _compare(cfg, source, target=None):
     assert len(vb) == len(ve) > 0
     assert (vb[["analysis", "metric", "weighting"]].values == ve[["analysis", "metric", "weighting"]].values).all()
     gap = np.maximum((vb["ci_low"] - ve["ci_low"]).abs(), (vb["ci_high"] - ve["ci_high"]).abs())
-    assert gap.max() < 1e-3, vb.assign(gap=gap).sort_values("gap").tail(3).to_string()
+    # Spiegelhalter's z is in null SDs (tolerance 2) and grows like √n: compared relative to its size
+    z = (vb["metric"] == "spiegelhalter_z").to_numpy()
+    zgap = gap[z] / np.maximum(1.0, vb.loc[z, ["ci_low", "ci_high"]].abs().max(axis=1))
+    assert zgap.max() < 0.01, vb.assign(gap=gap)[z].sort_values("gap").tail(3).to_string()
+    gap = gap[~z]
+    assert gap.max() < 1e-3, vb[~z].assign(gap=gap).sort_values("gap").tail(3).to_string()
     assert (vb["verdict"] == ve["verdict"]).all()
-    step = vb["metric"].isin(STEP_METRICS).to_numpy()
+    step = vb["metric"][~z].isin(STEP_METRICS).to_numpy()
     assert step.sum() >= 20
     assert gap[step].max() < 1e-12  # step statistics: the same interval
     # the per-refit interval rows of the result table agree in the same way
     tb, te = binned.table, exact.table
     rows = tb["condition"].str.startswith("bootstrap_ci")
-    d = (tb.loc[rows, "value"] - te.loc[rows, "value"]).abs()
+    zt = rows & (tb["metric"] == "spiegelhalter_z")
+    # per-refit z endpoints: within 2 % of their size (measured 1.1 % on the weighted loan run)
+    assert ((tb.loc[zt, "value"] - te.loc[zt, "value"]).abs() / np.maximum(1.0, te.loc[zt, "value"].abs())).max() < 0.02
+    # ACE's equal-mass edges cut bins (docs/transport.md): per-refit endpoints within 2e-3 (measured 8.6e-4 on
+    # loan, 1.1e-3 on ACS); its verdict intervals above stay within 1e-3
+    at = rows & (tb["metric"] == "ace")
+    assert (tb.loc[at, "value"] - te.loc[at, "value"]).abs().max() < 2e-3
+    d = (tb.loc[rows & ~zt & ~at, "value"] - te.loc[rows & ~zt & ~at, "value"]).abs()
     assert d.max() < 1e-3
     pd.testing.assert_frame_equal(tb[~rows], te[~rows])  # everything else is the same table
     assert binned.manifest["bootstrap"] == "binned-cell record bootstrap"
@@ -281,10 +304,10 @@ def test_exact_bootstrap_option_checked_and_accepted_by_the_cli_entry():
 
 
 # ------------------------------------------------------------ conformal quantile, calibration fit
-def _sorted_quantile(scores, alpha):  # the previous implementation: a full sort
+def _sorted_quantile(scores, alpha):  # the previous implementation: a full sort (infinite when k > n)
     s = np.sort(np.asarray(scores, dtype=float))
-    k = min(len(s), math.ceil(round((len(s) + 1) * (1 - alpha), 9)))
-    return float(s[k - 1])
+    k = math.ceil(round((len(s) + 1) * (1 - alpha), 9))
+    return float("inf") if k > len(s) else float(s[k - 1])
 
 
 @settings(max_examples=200, deadline=None)

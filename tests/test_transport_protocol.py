@@ -119,7 +119,7 @@ def test_result_table_columns_and_content(result):
     assert {"clean", "mcar", "targeted", "corruption", "oracle", "random_set:0", "targeted_vs_random"} <= conds
     m = t[(t.analysis == "metrics") & (t.domain == "id")]
     assert set(m.metric) == {"prevalence", "auroc", "average_precision", "pr_skill", "brier_score", "log_loss", "ece",
-                             "calibration_intercept", "calibration_slope"}
+                             "calibration_intercept", "calibration_slope", "ace", "mce", "spiegelhalter_z"}
     # paired change equals OOD - ID row by row
     key = dict(analysis="metrics", metric="auroc", model="logistic_regression", mapping="platt", refit=1,
                condition="clean")

@@ -67,10 +67,10 @@ def test_aurc_hand_stable_ties():
 
 # ------------------------------------------------------------ conformal
 def _independent_quantile(scores, alpha):
-    # written from the formula: k = min(n, ceil((n+1)(1-alpha))), q = k-th smallest
+    # written from the formula: k = ceil((n+1)(1-alpha)), q = k-th smallest; infinite when k > n
     n = len(scores)
-    k = min(n, int(np.ceil((n + 1) * (1 - alpha) - 1e-9)))
-    return sorted(scores)[k - 1]
+    k = int(np.ceil((n + 1) * (1 - alpha) - 1e-9))
+    return float("inf") if k > n else sorted(scores)[k - 1]
 
 
 def test_conformal_quantile_hand_with_ties():
@@ -83,6 +83,29 @@ def test_conformal_quantile_hand_with_ties():
     assert cf.conformal_quantile(np.array(s), 0.5) == 0.3
     for a in (0.05, 0.1, 0.2, 0.33, 0.5):
         assert cf.conformal_quantile(np.array(s), a) == _independent_quantile(s, a)
+    # alpha .05: k = ceil(10*.95) = 10 > 9: no order statistic is high enough -> q = inf
+    # (it was clamped to the largest score, 0.6, which loses the guarantee; this assertion failed then)
+    assert cf.conformal_quantile(np.array(s), 0.05) == float("inf")
+
+
+def test_small_calibration_class_is_in_every_set_and_noted():
+    # class 1 has 5 calibration records: at alpha .1, k = ceil(6 * .9) = 6 > 5 -> q_1 = inf
+    rng = np.random.default_rng(3)
+    p = np.r_[rng.uniform(0.0, 0.6, 60), rng.uniform(0.3, 0.9, 5)]
+    y = np.r_[np.zeros(60, int), np.ones(5, int)]
+    q = cf.calibrate(y, p, 0.1)
+    assert math.isinf(q["label_conditional"][1]) and math.isfinite(q["label_conditional"][0])
+    sets = cf.prediction_sets(np.array([0.0, 0.01, 0.5, 1.0]), q["label_conditional"])
+    assert sets[:, 1].all()  # class 1 in every set, even at p = 0
+    assert cf.unbounded(q["label_conditional"]).tolist() == [False, True]
+    from audit_core.transport.evaluation import Rules
+
+    rows = Rules({}, {0.1: q}, ()).rows()
+    flags = {r["metric"]: r["value"] for r in rows if r["metric"].endswith("_unbounded")}
+    assert flags == {"qhat_unbounded": 0.0, "qhat_class0_unbounded": 0.0, "qhat_class1_unbounded": 1.0}
+    # the guarantee at 5 records: a class always in the set is always covered
+    rep = cf.set_report(np.ones(50, int), cf.prediction_sets(rng.uniform(size=50), q["label_conditional"]))
+    assert rep["coverage_class1"] == 1.0
 
 
 def test_marginal_and_class_quantiles_match_independent_computation():

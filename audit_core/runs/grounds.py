@@ -227,6 +227,28 @@ def _worst_cov(run: RunRecord):
     return _transport_slice(run, "conformal_marginal", "worst_class_coverage", 0.10)
 
 
+def _worst_subgroup_cov(run: RunRecord):
+    """Per refit, the lowest Mondrian-by-subgroup coverage over every declared subgroup column; mean over refits."""
+    df = _table(run, "results")
+    if df is None:
+        return None, "no 'results' table"
+    if (why := _need(df, "results", _RESULT_KEYS)):
+        return None, why
+    primary = transport_primary(run)
+    if isinstance(primary, str):
+        return None, primary
+    filters = {"analysis": "heterogeneity", "target_definition": primary["target_definition"], "domain": "ood",
+               "model": primary["model"], "mapping": primary["mapping"],
+               "metric": "mondrian_worst_coverage@alpha=0.1"}
+    rows = _slice(df, filters)
+    rows = rows[pd.to_numeric(rows["refit"], errors="coerce") >= 0]
+    what = "results: " + _describe(filters) + " (the minimum over subgroup columns per refit)"
+    if rows.empty:
+        return None, (f"no row for {what}: the run declared no subgroup column, or its middle alpha is not 0.1")
+    per = rows.assign(value=pd.to_numeric(rows["value"], errors="coerce")).groupby("refit", as_index=False)["value"].min()
+    return _per_refit_mean(per, what)
+
+
 def _verdict_count(worse_only: bool) -> Extractor:
     def ex(run: RunRecord):
         df = _table(run, "verdicts")
@@ -261,6 +283,9 @@ GROUND_SPECS: tuple[GroundSpec, ...] = (
     GroundSpec("worst_class_coverage_90", "transport",
                "worst-class marginal conformal coverage at 90% (α = 0.10), OOD, primary pipeline", _worst_cov,
                (0.0, 1.0)),
+    GroundSpec("worst_subgroup_coverage_90", "transport",
+               "worst-subgroup Mondrian conformal coverage at 90% (α = 0.10) over the declared subgroup columns, "
+               "OOD, primary pipeline", _worst_subgroup_cov, (0.0, 1.0)),
     GroundSpec("n_transport_sensitive", "transport", "primary pipeline's metrics classified transport-sensitive",
                _verdict_count(False), (0.0, None)),
     GroundSpec("n_transport_worse", "transport", "primary pipeline's metrics transport-sensitive in the harmful "

@@ -49,6 +49,12 @@ exact bootstrap's own draws, :func:`~audit_core.transport.bootstrap.stratified_d
   ``−log`` likelihood, ``p̂`` and the 16 Taylor moments of
   :mod:`~audit_core.transport.bootstrap`: each drawn record counts with its
   cell's mean instead of its own value. A cell of one distinct score is exact.
+* MCE: each ECE bin's weight is exact, its ``p̂`` part smooth (as ECE).
+* ACE: the equal-mass edges are re-cut per replicate from the cumulative bin
+  weights; a single-score bin enters whole (exact), a bin an edge cuts
+  through is split at the edge by each class's full-sample residual profile.
+* Spiegelhalter's z: numerator smooth; the variance's squared weights enter
+  as each cell's weighted mean of ``w · v`` (cells hold weight sums only).
 * Calibration intercept and slope: the root of the third-order Taylor model
   around the full-sample fit (on the cell nodes below), from those cell moments; replicates whose root
   lies more than 0.05 from the full-sample fit (where a fourth-order error
@@ -66,6 +72,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..calibration import ACE_FLOOR_ALLOWANCE, spiegelhalter_terms
 from ..metrics import EPS_LOGIT, _bin_ids, fit_logistic_1d
 from .bootstrap import _taylor_columns, _taylor_newton
 
@@ -323,7 +330,14 @@ class BinnedMetrics:
         E[np.arange(nc), ece_cell] = resid
         self._n_lin = len(mats)
         self._n_ece = n_bins
-        mats = np.column_stack(mats + [E])
+        # MCE: weight of each ECE bin; ACE: the residual p̄ − y of each cell; Spiegelhalter: numerator
+        # and variance (the variance's squared weights enter as the cell's weighted mean of w · v)
+        O = np.zeros((nc, n_bins))
+        O[np.arange(nc), ece_cell] = 1.0
+        self.resid = resid
+        self._setup_ace_profile(L, y, p, w)
+        u, v = spiegelhalter_terms(y, p)
+        mats = np.column_stack(mats + [E, O, mean(u), mean(w * v)])
         self.start = None
         if with_calibration:
             self._setup_nodes(cell, x, w, Wc, live, nc)
@@ -394,6 +408,37 @@ class BinnedMetrics:
         self.ap_lambda = wbar1 * np.bincount(binl, pi * ((R_ - u * u) - g1 * (R_ - u) ** 2), K)
         self.ap_mu = wbar0 * np.bincount(binl, pi * ((S_ - v * v) - g0 * (S_ - v) ** 2), K)
 
+    def _setup_ace_profile(self, L, y, p, w):
+        """Within-bin residual profiles for ACE edges that cut a bin (class by class, full sample).
+
+        ``G_c`` at ``k + x/2`` is the residual ``Σ w (p̂ − y)`` of bin ``k``'s class-``c``
+        records in the lowest share ``x`` of the bin's weight, per unit of class-``c``
+        weight (at ``x = 1``: the cell's mean residual).
+        """
+        o = L.order
+        if not len(o):
+            self.single_bin, self._ace_x, self._ace_g = np.zeros(0, bool), np.zeros(1), np.zeros((2, 1))
+            return
+        s, ys, ws, kb = p[o], y[o], w[o], L.bin[o]
+        K = L.n_bins
+        self.single_bin = np.add.reduceat(np.r_[True, s[1:] != s[:-1]], L.starts) == 1
+
+        def within(v):  # cumulative sum of v inside each bin, and the bin totals
+            c = np.cumsum(v)
+            return c - (c - v)[L.starts][kb], np.bincount(kb, v, K)
+
+        cw, Wk = within(ws)
+        x = cw / np.where(Wk > 0, Wk, 1.0)[kb]
+        g = []
+        for c in (0, 1):
+            rc, Rk = within(ws * (s - ys) * (ys == c))
+            _, Wck = within(ws * (ys == c))
+            g.append(rc / np.where(Wck > 0, Wck, 1.0)[kb])
+        xp = np.r_[np.arange(K, dtype=float), kb + 0.5 * x]
+        key = np.lexsort((np.r_[np.zeros(K), np.ones(len(x))], xp))
+        self._ace_x = xp[key]
+        self._ace_g = np.stack([np.r_[np.zeros(K), gc][key] for gc in g])
+
     def _setup_nodes(self, cell, x, w, Wc, live, nc):
         """Two-point Gauss nodes per cell for the logistic refit (one node for a single value)."""
         safe = np.where(live, Wc, 1.0)
@@ -446,8 +491,13 @@ class BinnedMetrics:
             k, r = 1 + len(self.lin_names), len(self.ratio_names)
             for j, name in enumerate(self.ratio_names):
                 out[name] = S[:, k + j] / S[:, k + r + j]
-            ece = S[:, self._n_lin:self._n_lin + self._n_ece]
+            j = self._n_lin + self._n_ece
+            ece, binw = S[:, self._n_lin:j], S[:, j:j + self._n_ece]
             out["ece"] = np.abs(ece).sum(axis=1) / tot
+            out["mce"] = np.where(binw > 0, np.abs(ece) / np.where(binw > 0, binw, 1.0), -np.inf).max(axis=1)
+            num, var = S[:, j + self._n_ece], S[:, j + self._n_ece + 1]
+            out["spiegelhalter_z"] = np.where(var > 0, num / np.sqrt(np.where(var > 0, var, 1.0)), np.nan)
+            out["ace"] = self._ace(V, tot)
             B = V.shape[0]
             out["auroc"], ap = np.empty(B), np.empty(B)
             for lo in range(0, B, _BLOCK):  # blocks of replicates, so the temporaries stay in cache
@@ -458,6 +508,39 @@ class BinnedMetrics:
         if self.with_calibration:
             out["calibration_intercept"], out["calibration_slope"] = self._calibration(V, S)
         return out
+
+    def _ace(self, V, tot):
+        """ACE per replicate, its equal-mass edges placed on the replicate's cumulative bin weights.
+
+        A bin of one distinct score enters whole (the metric's rule: ties share an
+        ACE bin); a bin an ACE edge cuts through is split in proportion to weight.
+        """
+        B, K = V.shape[0], self._n_ece
+        Wb = V[:, 0::2] + V[:, 1::2]  # weight per bin, bins in score order
+        kl = Wb.shape[1]
+        lvl = V[:, 0::2] * self.resid[0::2] + V[:, 1::2] * self.resid[1::2]
+        cumR = np.zeros((B, kl + 1))
+        np.cumsum(lvl, axis=1, out=cumR[:, 1:])
+        with np.errstate(invalid="ignore", divide="ignore"):
+            t = K * (np.cumsum(Wb, axis=1) - Wb) / tot[:, None]  # scaled weight below each bin
+            te = t + K * Wb / tot[:, None]
+        R = np.zeros((B, K + 1))
+        R[:, K] = cumR[:, -1]
+        if K > 1:
+            # last bin starting below edge j (with the metric's floor allowance), all rows in one search
+            off = (K + 1) * np.arange(B)[:, None]
+            j = np.arange(1, K)[None, :]
+            k = np.searchsorted((t + ACE_FLOOR_ALLOWANCE + off).ravel(), (j + off).ravel(), side="left")
+            k = k.reshape(B, K - 1) - np.arange(B)[:, None] * kl - 1
+            rows = np.arange(B)[:, None]
+            with np.errstate(invalid="ignore", divide="ignore"):
+                f = np.clip((j - t[rows, k]) / (te[rows, k] - t[rows, k]), 0.0, 1.0)
+            f = np.where(np.isfinite(f) & ~self.single_bin[k], f, 1.0)
+            at = k + 0.5 * f
+            part = (V[:, 0::2][rows, k] * np.interp(at, self._ace_x, self._ace_g[0])
+                    + V[:, 1::2][rows, k] * np.interp(at, self._ace_x, self._ace_g[1]))
+            R[:, 1:K] = cumR[rows, k] + np.where(f >= 1.0, lvl[rows, k], part)
+        return np.abs(np.diff(R, axis=1)).sum(axis=1) / tot
 
     def _ranking(self, V):
         """AUROC and AP for cell totals ``V`` (b, cells)."""

@@ -11,7 +11,12 @@ weights, all replicates at once:
 * AUROC and AP reuse one sort of the scores (ties grouped) and forward
   cumulative sums along the replicate matrix (without ties: one cumulative
   sum over all records plus one over the positives only);
-* ECE reuses the fixed bin assignment;
+* ECE and MCE reuse the fixed bin assignment; ACE re-cuts its equal-mass
+  bins in every replicate from the replicate's cumulative weights (the
+  metric's own rule, :func:`~audit_core.calibration.equal_mass_bins`);
+* Spiegelhalter's z is a ratio of two linear statistics; its variance term
+  takes the replicate's squared record weights (``W2`` of
+  :meth:`BatchedMetrics.compute`);
 * the calibration intercept and slope (the weighted logistic MLE) are found
   in two phases. (i) Newton iterations on the third-order Taylor expansion
   of the logistic mean around the full-sample fit: the expansion's score and
@@ -30,6 +35,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..calibration import equal_mass_bins, spiegelhalter_terms
 from ..metrics import EPS_LOGIT, fit_logistic_1d
 
 __all__ = ["class_positions", "stratified_draws", "stratified_counts", "BatchedMetrics", "percentile_interval"]
@@ -225,11 +231,14 @@ class BatchedMetrics:
         q = np.clip(self.p, EPS_LOGIT, 1 - EPS_LOGIT)
         self.x = np.log(q) - np.log1p(-q)
         self.with_calibration = with_calibration
+        self.n_bins = n_bins
         y, p = self.y, self.p
+        self._spg_u, self._spg_v = spiegelhalter_terms(y, p)
         cols = {
             "prevalence": y,
             "brier_score": (p - y) ** 2,
             "log_loss": -(y * np.log(q) + (1 - y) * np.log1p(-q)),
+            "__spiegelhalter_num": self._spg_u,
         }
         cols.update(linear or {})
         self.lin_names = list(cols)
@@ -260,8 +269,13 @@ class BatchedMetrics:
             self.M = np.concatenate([self.M, _taylor_columns(self.x, y, self.start)], axis=1)
         self.pos_idx = np.flatnonzero(self.y_sorted == 1)
 
-    def compute(self, W: np.ndarray) -> dict[str, np.ndarray]:
-        """Statistics for weight matrix ``W`` of shape (B, n); values of shape (B,)."""
+    def compute(self, W: np.ndarray, W2: np.ndarray | None = None) -> dict[str, np.ndarray]:
+        """Statistics for weight matrix ``W`` of shape (B, n); values of shape (B,).
+
+        ``W2`` (B, n) holds each replicate's sum of squared record weights per
+        record (``counts · w²``; ``counts`` when unweighted), for the variance
+        of Spiegelhalter's z. Default ``W²``: ``W`` read as record weights.
+        """
         W = np.atleast_2d(np.asarray(W, dtype=float))
         S = W @ self.M
         tot = S[:, self._tot]
@@ -269,6 +283,11 @@ class BatchedMetrics:
         k = len(self.lin_names)
         for j, name in enumerate(self.lin_names):
             out[name] = S[:, j] / tot
+        var = (W * W if W2 is None else np.atleast_2d(np.asarray(W2, dtype=float))) @ self._spg_v
+        with np.errstate(invalid="ignore", divide="ignore"):
+            out["spiegelhalter_z"] = np.where(var > 0, S[:, self.lin_names.index("__spiegelhalter_num")]
+                                              / np.sqrt(np.where(var > 0, var, 1.0)), np.nan)
+        del out["__spiegelhalter_num"]
         r = len(self.ratio_names)
         with np.errstate(invalid="ignore", divide="ignore"):
             for j, name in enumerate(self.ratio_names):
@@ -309,6 +328,10 @@ class BatchedMetrics:
             out["pr_skill"] = (ap - pi) / (1 - pi)
         binres = np.add.reduceat(Ws * self.resid_sorted, self.bin_starts, axis=1)
         out["ece"] = np.abs(binres).sum(axis=1) / tot
+        binw = np.add.reduceat(Ws, self.bin_starts, axis=1)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            out["mce"] = np.where(binw > 0, np.abs(binres) / np.where(binw > 0, binw, 1.0), -np.inf).max(axis=1)
+        out["ace"] = self._ace(Ws, tot)
         if self.with_calibration:
             if self.start is None:
                 a, b = _newton_warm(self.x, self.y, W, None)
@@ -318,3 +341,14 @@ class BatchedMetrics:
                 a, b = _newton_warm(self.x, self.y, W, self.start, a0=a0, b0=b0, gy=T[:, :2])
             out["calibration_intercept"], out["calibration_slope"] = a, b
         return out
+
+    def _ace(self, Ws: np.ndarray, tot: np.ndarray) -> np.ndarray:
+        """ACE per replicate: equal-mass bins re-cut from the replicate's weights (score order ``Ws``)."""
+        B, K = Ws.shape[0], self.n_bins
+        below = np.cumsum(Ws, axis=1)
+        below -= Ws
+        bins = equal_mass_bins(below[:, self.starts], tot, K)  # (B, levels)
+        lvl = np.add.reduceat(Ws * self.resid_sorted, self.starts, axis=1)
+        idx = bins + (np.arange(B) * K)[:, None]
+        res = np.bincount(idx.ravel(), weights=lvl.ravel(), minlength=B * K).reshape(B, K)
+        return np.abs(res).sum(axis=1) / tot

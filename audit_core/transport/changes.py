@@ -109,12 +109,15 @@ def exact_bootstrap(audit) -> dict:
                 for weighting, usew in schemes:
                     W_id = counts_id * audit._wsrc[idt] if usew else counts_id
                     W_ood = counts_ood * audit._wtgt if usew else counts_ood
-                    W_id = W_id[:, orders[(r, m, "id")]]
-                    W_ood = W_ood[:, orders[(r, m, "ood")]]
+                    # squared record weights of each replicate (Spiegelhalter's variance)
+                    Q_id = counts_id * audit._wsrc[idt] ** 2 if usew else counts_id
+                    Q_ood = counts_ood * audit._wtgt ** 2 if usew else counts_ood
+                    W_id, Q_id = W_id[:, orders[(r, m, "id")]], Q_id[:, orders[(r, m, "id")]]
+                    W_ood, Q_ood = W_ood[:, orders[(r, m, "ood")]], Q_ood[:, orders[(r, m, "ood")]]
                     for mp in c.mappings:
                         bm_id, keys = specs[(r, m, mp, "id")]
                         bm_ood, _ = specs[(r, m, mp, "ood")]
-                        s_id, s_ood = bm_id.compute(W_id), bm_ood.compute(W_ood)
+                        s_id, s_ood = bm_id.compute(W_id, Q_id), bm_ood.compute(W_ood, Q_ood)
                         for name, (analysis, metric, alpha, s) in keys.items():
                             k = (m, mp, weighting, analysis, metric,
                                  np.nan if alpha is None else alpha, np.nan if s is None else s)

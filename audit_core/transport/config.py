@@ -16,7 +16,7 @@ from audit_core.models.manifest import library_versions
 from audit_core.models.training import Workspace
 from audit_core.models.zoo import ZOO, FittedModel
 
-from .mappings import MAPPINGS
+from .mappings import DEFAULT_MAPPINGS, MAPPINGS
 from .verdicts import DEFAULT_TOLERANCES, check_tolerances
 
 __all__ = ["TransportConfig", "model_options", "versions"]
@@ -85,7 +85,7 @@ class TransportConfig:
         quantities (train: mutual-information ranking, corruption
         distribution, oracle donors).
     mappings : tuple of str
-        Subset of ``("raw", "platt", "isotonic")``.
+        Subset of ``("raw", "platt", "isotonic", "temperature", "beta")``; default the first three.
     alphas, selection_rates, hcep_thresholds : tuple of float
     n_bootstrap : int, default 500
     fractions : 4 floats, default (0.6, 0.15, 0.10, 0.15)
@@ -135,7 +135,7 @@ class TransportConfig:
     models: tuple = ("logistic_regression",)
     model_params: Mapping[str, Mapping] = field(default_factory=dict)
     fixed_model: str | None = None
-    mappings: tuple = MAPPINGS
+    mappings: tuple = DEFAULT_MAPPINGS
     alphas: tuple = (0.05, 0.10, 0.20)
     selection_rates: tuple = (0.5, 0.7, 0.8, 0.9, 0.95)
     hcep_thresholds: tuple = (0.80, 0.90, 0.95)

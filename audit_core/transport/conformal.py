@@ -2,12 +2,23 @@
 
 Scores are ``s = 1 − p̂_y`` with ``p̂_1 = p̂`` and ``p̂_0 = 1 − p̂``. On ``n``
 calibration scores the quantile is the order statistic
-``q̂ = s_(k)``, ``k = min(n, ⌈(n + 1)(1 − α)⌉)``. A class ``c`` is in the set
+``q̂ = s_(k)``, ``k = ⌈(n + 1)(1 − α)⌉``. A class ``c`` is in the set
 when ``1 − p̂_c ≤ q̂``: ties are included and nothing is randomised.
+
+**Small calibration sets.** When ``k > n`` (fewer than ``1/α − 1`` records:
+under 19 at α = 0.05) no order statistic carries the finite-sample
+guarantee, so ``q̂ = ∞`` and the class is in every set (as crepes does); an
+earlier clamp to the largest score lost the guarantee without a word. The
+rules note it (:func:`unbounded`; rows ``qhat_unbounded`` and
+``qhat_class{c}_unbounded``).
 
 * marginal: one ``q̂`` from all calibration records;
 * label-conditional (Mondrian by class): ``q̂_c`` from the records of class
   ``c`` only, applied to class ``c``'s score.
+* Mondrian by subgroup (:func:`mondrian_calibrate`): ``q̂_g`` from the
+  calibration records of subgroup ``g`` of a declared column, applied to
+  that subgroup's records; coverage then holds within every subgroup. A
+  subgroup with too few (or no) calibration records gets ``q̂_g = ∞``.
 
 Calibration uses the selection/conformal-calibration partition of the source
 only. Coverage is reported unweighted (the guarantee's scale) and weighted.
@@ -21,7 +32,8 @@ import numpy as np
 #: floating-point allowance for ties between a class score and q̂.
 TIE_EPS = 1e-12
 
-__all__ = ["TIE_EPS", "class_scores", "conformal_quantile", "calibrate", "prediction_sets", "set_report"]
+__all__ = ["TIE_EPS", "class_scores", "conformal_quantile", "unbounded", "calibrate", "prediction_sets", "set_report",
+           "mondrian_calibrate", "mondrian_sets", "subgroup_coverage"]
 
 
 def class_scores(p: np.ndarray) -> np.ndarray:
@@ -36,22 +48,27 @@ def class_scores(p: np.ndarray) -> np.ndarray:
 
 
 def conformal_quantile(scores: np.ndarray, alpha: float) -> float:
-    """``s_(k)`` with ``k = min(n, ⌈(n + 1)(1 − α)⌉)`` (1-based order statistic).
+    """``s_(k)`` with ``k = ⌈(n + 1)(1 − α)⌉`` (1-based order statistic); ``inf`` when ``k > n``.
 
     Examples
     --------
-    n = 4 scores, α = 0.2: k = min(4, ⌈5 · 0.8⌉) = 4, the largest score.
+    n = 4 scores, α = 0.2: k = ⌈5 · 0.8⌉ = 4, the largest score.
 
     >>> conformal_quantile(np.array([0.1, 0.3, 0.3, 0.2]), 0.2)
     0.3
+
+    At α = 0.1, k = ⌈4.5⌉ = 5 > 4: no score is high enough, every set holds the class.
+
+    >>> conformal_quantile(np.array([0.1, 0.3, 0.3, 0.2]), 0.1)
+    inf
     """
     s = np.asarray(scores, dtype=float)
     n = len(s)
-    if n == 0:
-        return float("inf")
     # round the float product before the ceiling so that a product that is an
     # integer in exact arithmetic is never pushed up by representation error
-    k = min(n, math.ceil(round((n + 1) * (1 - alpha), 9)))
+    k = math.ceil(round((n + 1) * (1 - alpha), 9))
+    if k > n:  # too few calibration records for the guarantee (n = 0 included)
+        return float("inf")
     # selection instead of a full sort: the same k-th smallest value (ties included)
     return float(np.partition(s, k - 1)[k - 1])
 
@@ -71,6 +88,11 @@ def calibrate(y: np.ndarray, p: np.ndarray, alpha: float) -> dict[str, np.ndarra
         "marginal": conformal_quantile(s, alpha),
         "label_conditional": np.array([conformal_quantile(s[y == c], alpha) for c in (0, 1)]),
     }
+
+
+def unbounded(qhat) -> np.ndarray | bool:
+    """Where ``q̂`` is infinite (too few calibration records): the class is in every set."""
+    return np.isinf(np.asarray(qhat, dtype=float)) if np.ndim(qhat) else bool(math.isinf(float(qhat)))
 
 
 def prediction_sets(p: np.ndarray, qhat, *, scores: np.ndarray | None = None) -> np.ndarray:
@@ -121,3 +143,42 @@ def set_report(y: np.ndarray, sets: np.ndarray, *, sample_weight: np.ndarray | N
         out[f"singleton_accuracy_class{c}"] = count(single & m) / ks if ks else float("nan")
     out["worst_class_coverage"] = float(np.nanmin([out["coverage_class0"], out["coverage_class1"]]))
     return out
+
+
+def _levels(groups) -> np.ndarray:
+    return np.asarray(groups, dtype=object).astype(str)
+
+
+def mondrian_calibrate(y: np.ndarray, p: np.ndarray, groups, alpha: float) -> dict[str, float]:
+    """``q̂_g`` per subgroup level (as text) from calibration records ``y, p`` (n,) and their ``groups`` (n,)."""
+    y = np.asarray(y).astype(int)
+    s = class_scores(p)[np.arange(len(y)), y]
+    g = _levels(groups)
+    return {str(level): conformal_quantile(s[g == level], alpha) for level in pd_unique(g)}
+
+
+def mondrian_sets(p: np.ndarray, groups, qhat_by_group: dict[str, float], *, scores: np.ndarray | None = None) -> np.ndarray:
+    """Membership (n, 2) with each record's subgroup ``q̂_g``; a level unseen in calibration gets ``∞``."""
+    g = _levels(groups)
+    q = np.array([qhat_by_group.get(level, float("inf")) for level in g], dtype=float)
+    return (class_scores(p) if scores is None else scores) <= q[:, None] + TIE_EPS
+
+
+def subgroup_coverage(y: np.ndarray, sets: np.ndarray, groups) -> list[dict]:
+    """Per subgroup level: ``level``, ``n``, ``coverage`` and ``mean_set_size`` (unweighted, the guarantee's scale)."""
+    y = np.asarray(y).astype(int)
+    covered = sets[np.arange(len(y)), y]
+    size = sets.sum(axis=1)
+    g = _levels(groups)
+    out = []
+    for level in pd_unique(g):
+        m = g == level
+        out.append({"level": str(level), "n": int(m.sum()), "coverage": float(covered[m].mean()),
+                    "mean_set_size": float(size[m].mean())})
+    return out
+
+
+def pd_unique(values: np.ndarray) -> list:
+    """Distinct values in order of first appearance."""
+    _, first = np.unique(values, return_index=True)
+    return [values[i] for i in np.sort(first)]

@@ -43,10 +43,15 @@ class Rules:
         out = [dict(analysis="selective", metric="threshold", value=t, selection_rate=s) for s, t in self.thresholds.items()]
         for a, q in self.qhat.items():
             out.append(dict(analysis="conformal_marginal", metric="qhat", value=q["marginal"], alpha=a))
+            # 1 when too few calibration records: q̂ = ∞, the class is in every set (no guarantee lost silently)
+            out.append(dict(analysis="conformal_marginal", metric="qhat_unbounded",
+                            value=float(cf.unbounded(q["marginal"])), alpha=a))
             for c in (0, 1):
                 out.append(
                     dict(analysis="conformal_label_conditional", metric=f"qhat_class{c}", value=float(q["label_conditional"][c]), alpha=a)
                 )
+                out.append(dict(analysis="conformal_label_conditional", metric=f"qhat_class{c}_unbounded",
+                                value=float(cf.unbounded(q["label_conditional"][c])), alpha=a))
         return out
 
 

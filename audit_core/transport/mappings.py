@@ -4,7 +4,18 @@
 * ``platt`` — unpenalised weighted logistic regression of the label on the
   clipped logit ``logit p̂`` (clip ``[1e-8, 1 − 1e-8]``), Newton–Raphson;
 * ``isotonic`` — weighted isotonic regression of the label on ``p̂``
-  (:class:`sklearn.isotonic.IsotonicRegression`, ``out_of_bounds="clip"``).
+  (:class:`sklearn.isotonic.IsotonicRegression`, ``out_of_bounds="clip"``);
+* ``temperature`` — ``σ(logit p̂ / T)``, one parameter, no intercept: the
+  weighted MLE of ``b = 1/T`` (Newton on a concave one-dimensional likelihood);
+* ``beta`` — beta calibration (Kull, Silva Filho and Flach, 2017):
+  ``logit q = c + a ln p̂ − b ln(1 − p̂)``, the weighted logistic MLE on the
+  two features ``ln p̂`` and ``−ln(1 − p̂)`` (clipped as above). A negative
+  ``a`` or ``b`` would make the map non-monotone; that feature is then
+  dropped and the rest refitted, as the method prescribes.
+
+Temperature and beta fall back to the identity when the fit does not converge
+(``params["fallback"]``), like Platt. ``MAPPINGS`` lists every mapping a run
+may declare; ``DEFAULT_MAPPINGS`` are the ones a run uses when it declares none.
 
 A mapping is fitted only from source calibration records; the protocol never
 passes target-domain records here.
@@ -18,9 +29,10 @@ import numpy as np
 from ..errors import fail, register_messages
 from ..metrics import EPS_LOGIT, fit_logistic_1d
 
-__all__ = ["MAPPINGS", "ProbabilityMapping", "fit_mapping"]
+__all__ = ["MAPPINGS", "DEFAULT_MAPPINGS", "ProbabilityMapping", "fit_mapping", "fit_logistic"]
 
-MAPPINGS = ("raw", "platt", "isotonic")
+MAPPINGS = ("raw", "platt", "isotonic", "temperature", "beta")
+DEFAULT_MAPPINGS = ("raw", "platt", "isotonic")
 
 register_messages({"TRANSPORT_UNKNOWN_MAPPING": "Unknown probability mapping {name!r}; choose from {names}."})
 
@@ -55,6 +67,12 @@ class ProbabilityMapping:
         if self.kind == "platt":
             z = self.params["a"] + self.params["b"] * _logit(p)
             return 1.0 / (1.0 + np.exp(-z))
+        if self.kind == "temperature":
+            return 1.0 / (1.0 + np.exp(-_logit(p) / self.params["T"]))
+        if self.kind == "beta":
+            q = np.clip(p, EPS_LOGIT, 1 - EPS_LOGIT)
+            z = self.params["c"] + self.params["a"] * np.log(q) - self.params["b"] * np.log1p(-q)
+            return 1.0 / (1.0 + np.exp(-z))
         return np.clip(self.model.predict(p), 0.0, 1.0)
 
 
@@ -77,7 +95,71 @@ def fit_mapping(kind: str, p: np.ndarray, y: np.ndarray, *, sample_weight: np.nd
         if not (np.isfinite(a) and np.isfinite(b)):
             return ProbabilityMapping("platt", {"a": 0.0, "b": 1.0, "fallback": True})
         return ProbabilityMapping("platt", {"a": float(a), "b": float(b), "fallback": False})
+    if kind == "temperature":
+        (b,) = fit_logistic(_logit(p)[:, None], y, w, intercept=False)
+        if not (np.isfinite(b) and b > 0):
+            return ProbabilityMapping("temperature", {"T": 1.0, "fallback": True})
+        return ProbabilityMapping("temperature", {"T": float(1.0 / b), "fallback": False})
+    if kind == "beta":
+        return _fit_beta(p, y, w)
     from sklearn.isotonic import IsotonicRegression
 
     iso = IsotonicRegression(y_min=0.0, y_max=1.0, out_of_bounds="clip").fit(p, y, sample_weight=w)
     return ProbabilityMapping("isotonic", {}, iso)
+
+
+def fit_logistic(X: np.ndarray, y: np.ndarray, w: np.ndarray, *, intercept: bool = True, max_iter: int = 100,
+                 tol: float = 1e-10) -> np.ndarray:
+    """Unpenalised weighted logistic MLE on features ``X`` (n, k): Newton with step halving.
+
+    Returns
+    -------
+    ndarray of shape (k + intercept,): ``[c, β_1 … β_k]`` with an intercept,
+    else ``β``; all ``nan`` when the fit does not converge (separation).
+    """
+    X = np.column_stack([np.ones(len(X)), X]) if intercept else np.asarray(X, dtype=float)
+    theta = np.zeros(X.shape[1])
+
+    def nll(t):
+        eta = X @ t
+        return float(np.dot(w, np.maximum(eta, 0) + np.log1p(np.exp(-np.abs(eta))) - y * eta))
+
+    cur = nll(theta)
+    for _ in range(max_iter):
+        mu = 1.0 / (1.0 + np.exp(-(X @ theta)))
+        g = X.T @ (w * (y - mu))
+        H = (X * (w * mu * (1 - mu))[:, None]).T @ X
+        try:
+            step = np.linalg.solve(H, g)
+        except np.linalg.LinAlgError:
+            return np.full(X.shape[1], np.nan)
+        t = 1.0
+        new = theta + step
+        val = nll(new)
+        while val > cur + 1e-12 * abs(cur) and t > 1e-9:
+            t /= 2
+            new = theta + t * step
+            val = nll(new)
+        done = np.max(np.abs(new - theta)) < tol * (1 + np.max(np.abs(new)))
+        theta, cur = new, val
+        if done:
+            return theta if np.max(np.abs(theta)) < 1e6 else np.full(X.shape[1], np.nan)
+    return np.full(X.shape[1], np.nan)
+
+
+def _fit_beta(p: np.ndarray, y: np.ndarray, w: np.ndarray) -> ProbabilityMapping:
+    """Beta calibration with its monotonicity rule (a negative shape coefficient is dropped)."""
+    q = np.clip(p, EPS_LOGIT, 1 - EPS_LOGIT)
+    feats = {"a": np.log(q), "b": -np.log1p(-q)}
+    keep = ["a", "b"]
+    while True:
+        theta = fit_logistic(np.column_stack([feats[k] for k in keep]) if keep else np.zeros((len(q), 0)), y, w)
+        if not np.isfinite(theta).all():
+            return ProbabilityMapping("beta", {"a": 1.0, "b": 1.0, "c": 0.0, "fallback": True})
+        coef = dict(zip(keep, theta[1:]))
+        neg = [k for k in keep if coef[k] < 0]
+        if not neg:
+            break
+        keep.remove(min(neg, key=lambda k: coef[k]))
+    return ProbabilityMapping("beta", {"a": float(coef.get("a", 0.0)), "b": float(coef.get("b", 0.0)),
+                                       "c": float(theta[0]), "fallback": False})

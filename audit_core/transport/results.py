@@ -21,7 +21,8 @@ from typing import Any, Mapping
 import numpy as np
 import pandas as pd
 
-from audit_core.metrics import calibration_bins
+from audit_core.calibration import frequency_band
+from audit_core.metrics import _bin_ids, calibration_bins, smooth_ece
 
 from .columns import RESULT_COLUMNS
 from .selective import risk_selection_curve
@@ -223,7 +224,7 @@ def build_result(audit) -> TransportResult:
 
 
 def _figure_tables(audit) -> dict[str, pd.DataFrame]:
-    """Reliability bins and risk–selection curves (refit 0) for the figures."""
+    """Reliability bins (with their bootstrap band and smooth ECE) and risk–selection curves (refit 0) for the figures."""
     c = audit.config
     rel, curves = [], []
     grid = np.linspace(0.01, 1.0, 100)
@@ -233,6 +234,10 @@ def _figure_tables(audit) -> dict[str, pd.DataFrame]:
                 p = audit._mapped(0, m, mp, dom)
                 b = calibration_bins(y, p, n_bins=c.n_bins)
                 b["domain"], b["model"], b["mapping"] = dom, m, mp
+                # 95 % record-bootstrap band of each bin's observed frequency, and the smooth ECE beside ECE-15
+                b["frac_pos_low"], b["frac_pos_high"] = frequency_band(_bin_ids(p, c.n_bins), y, c.n_bins,
+                                                                       seed=int(c.seed) + 31)
+                b["smooth_ece"] = smooth_ece(y, p)
                 rel.append(b)
                 cov, risk = risk_selection_curve(y, p)
                 idx = np.minimum(np.searchsorted(cov, grid - 1e-12), len(cov) - 1)

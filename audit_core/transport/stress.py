@@ -482,4 +482,33 @@ def heterogeneity_rows(audit) -> None:
                                  f"marginal_coverage@alpha={a_mid}": float(cov[mk_].mean())}
                         rows += [dict(analysis="heterogeneity", condition=f"{col}={level}", metric=k, value=v)
                                  for k, v in vals_.items()]
+                rows += _mondrian_rows(audit, r, mk, mp, p, y, frame, a_mid)
                 audit._emit(rows, domain=dom, model=mk, mapping=mp, refit=r)
+
+
+def _mondrian_rows(audit, r, mk, mp, p, y, frame, alpha) -> list[dict]:
+    """Mondrian conformal by each declared subgroup column (q̂_g from the source selection partition).
+
+    Per level with at least ``min_subgroup`` records: coverage and mean set size; per column, the
+    worst level's coverage (condition = the column name), the release gate's ``worst_subgroup_coverage``.
+    """
+    c = audit.config
+    if not c.subgroup_columns:
+        return []
+    pipe = audit._pipes[(r, mk)]
+    sel = audit._source_rows(r, "selection")
+    y_sel, p_sel = audit._ysrc[c.primary_target][sel], pipe["maps"][mp](pipe["raw"]["selection"])
+    out = []
+    for col in c.subgroup_columns:
+        g_sel = category_text(audit._src.iloc[sel][col]).fillna("<NA>").to_numpy()
+        g = category_text(frame[col]).fillna("<NA>").to_numpy()
+        q = cf.mondrian_calibrate(y_sel, p_sel, g_sel, alpha)
+        rep = [x for x in cf.subgroup_coverage(y, cf.mondrian_sets(p, g, q), g) if x["n"] >= c.min_subgroup]
+        for x in rep:
+            out += [dict(analysis="heterogeneity", condition=f"{col}={x['level']}",
+                         metric=f"mondrian_{k}@alpha={alpha}", value=x[k], alpha=alpha)
+                    for k in ("coverage", "mean_set_size")]
+        if rep:
+            out.append(dict(analysis="heterogeneity", condition=col, metric=f"mondrian_worst_coverage@alpha={alpha}",
+                            value=min(x["coverage"] for x in rep), alpha=alpha))
+    return out

@@ -49,6 +49,9 @@ GOOD_DIRECTION: dict[str, str] = {
     "ece": "lower",
     "calibration_intercept": "target",  # 0
     "calibration_slope": "target",  # 1
+    "ace": "lower",
+    "mce": "lower",
+    "spiegelhalter_z": "target",  # 0
     "rate": "target",  # the nominal selection rate s
     "risk": "lower",
     "hcep_at_0.80": "lower",
@@ -70,6 +73,9 @@ DEFAULT_TOLERANCES: dict[str, float] = {
     "ece": 0.02,
     "calibration_intercept": 0.2,
     "calibration_slope": 0.1,
+    "ace": 0.02,
+    "mce": 0.1,  # one bin's gap: noisier than the mass-weighted ECE and ACE
+    "spiegelhalter_z": 2.0,  # in null standard deviations; z grows like √n, read with n
     "rate": 0.03,
     "risk": 0.02,
     "hcep_at_0.80": 0.01,
@@ -153,7 +159,7 @@ def good_direction(metric: str, *, alpha: float | None = None, selection_rate: f
     if kind == "target":
         if metric == "calibration_slope":
             target, why = 1.0, ""
-        elif metric == "calibration_intercept":
+        elif metric in ("calibration_intercept", "spiegelhalter_z"):
             target, why = 0.0, ""
         elif metric == "rate" and _finite(selection_rate):
             target, why = float(selection_rate), " (the selection rate s)"

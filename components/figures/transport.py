@@ -45,7 +45,9 @@ def reliability_figure(bins: pd.DataFrame, *, model: str, mapping: str) -> go.Fi
     ----------
     bins : DataFrame
         ``result.extras["reliability"]``: ``domain, model, mapping, lower,
-        upper, count, mean_p, frac_pos``.
+        upper, count, mean_p, frac_pos`` and, when present, the band
+        ``frac_pos_low, frac_pos_high`` and ``smooth_ece`` (saved runs from
+        before the band are drawn without it).
     """
     fig = make_subplots(rows=2, cols=1, shared_xaxes=True, row_heights=[0.72, 0.28], vertical_spacing=0.06)
     fig.add_trace(go.Scatter(x=[0, 1], y=[0, 1], mode="lines", line=dict(dash="dot", color="grey"),
@@ -53,7 +55,15 @@ def reliability_figure(bins: pd.DataFrame, *, model: str, mapping: str) -> go.Fi
     for dom in ("id", "ood"):
         b = _pick(bins, domain=dom, model=model, mapping=mapping)
         nz = b[b["count"] > 0]
-        fig.add_trace(go.Scatter(x=nz["mean_p"], y=nz["frac_pos"], mode="lines+markers", name=_NAMES[dom],
+        name = _NAMES[dom]
+        if "smooth_ece" in b and len(b):
+            name += f" · smooth ECE {float(b['smooth_ece'].iloc[0]):.3f}"
+        if "frac_pos_low" in b and len(nz):  # 95 % bootstrap band of the observed frequency
+            fig.add_trace(go.Scatter(x=np.r_[nz["mean_p"], nz["mean_p"][::-1]],
+                                     y=np.r_[nz["frac_pos_high"], nz["frac_pos_low"][::-1]], fill="toself",
+                                     mode="lines", line=dict(width=0), fillcolor=DOMAIN_COLOURS[dom], opacity=0.18,
+                                     name=f"{_NAMES[dom]} 95 % bootstrap band", hoverinfo="skip"), row=1, col=1)
+        fig.add_trace(go.Scatter(x=nz["mean_p"], y=nz["frac_pos"], mode="lines+markers", name=name,
                                  line=dict(color=DOMAIN_COLOURS[dom]), customdata=nz["count"],
                                  hovertemplate="mean p̂ %{x:.3f}<br>observed %{y:.3f}<br>n = %{customdata}"),
                       row=1, col=1)

@@ -169,7 +169,11 @@ def setup_form(ws: Workspace | None = None) -> tuple[dict, Any]:
     count_input(c1, "Refits R", count="refits", key="tr_refits", persist_state=PERSIST, min_value=1, step=1)
     c2.number_input("Seed", min_value=0, step=1, key="tr_seed", persist_state=PERSIST)
     c4.multiselect("Probability mappings (the first is the one the release gate reads)", list(MAPPINGS),
-                   key="tr_mappings", persist_state=PERSIST)
+                   key="tr_mappings", persist_state=PERSIST,
+                   help="raw: the model's own probability. platt: a logistic fit on its logit. isotonic: a "
+                        "monotone step fit. temperature: the logit divided by one fitted number T. beta: beta "
+                        "calibration, a logistic fit on ln p and ln(1 − p) that stays monotone. All are fitted on "
+                        "the source calibration partition only.")
     st.caption("Source split 60/15/10/15 (train / probability calibration / selection & conformal / ID test), "
                "stratified by target and subgroups, grouped by the declared group column.")
     st.subheader("4–5 · Evaluation and transported rules")

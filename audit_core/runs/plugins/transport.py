@@ -35,7 +35,7 @@ from typing import Any
 
 from audit_core.limits import Limits
 from audit_core.transport.config import TransportConfig
-from audit_core.transport.mappings import MAPPINGS
+from audit_core.transport.mappings import DEFAULT_MAPPINGS, MAPPINGS
 from audit_core.transport.protocol import run_transport
 from audit_core.transport.results import model_spec as transport_model_spec
 
@@ -78,7 +78,7 @@ def model_spec(options: dict, config: AuditConfig) -> dict:
     """The registry's model description of the run (every model it refits)."""
     m = _models(options, config)
     return transport_model_spec({"config": {"models": list(m["models"]), "model_params": m["model_params"],
-                                            "mappings": list(options.get("mappings") or MAPPINGS)},
+                                            "mappings": list(options.get("mappings") or DEFAULT_MAPPINGS)},
                                  "model": {"refit": True}})
 
 
