@@ -17,8 +17,7 @@ from audit_core.findings.demo import DemoOptions, run_demo
 from audit_core.runs.registry import RunRegistry
 
 #: A demo small enough for tests (seconds), same code path as the app's default sizes.
-SMALL = DemoOptions(max_cases=40, n_boot=20, shap_max_cases=20, search_max_cases=20, temperature=False,
-                    n_refits=1, n_bootstrap=40)
+SMALL = DemoOptions.quick()
 
 
 def _summary(p, k):
@@ -45,8 +44,9 @@ def test_striking_case_fallbacks():
 
 def test_case_finding_names_classes_and_groups():
     c = striking_case(_summary([0.9, 0.987], [3, 2]), k=3)
-    f = case_finding(c, k=3, y_hat=1, flipped_to=0, groups=["bureau", "loan"], class_names=("repaid", "default"))
-    assert f.text == ("Case c1: the model gives 'default' a probability of 0.987, yet the prediction flips to "
+    f = case_finding(c, k=3, y_hat=1, flipped_to=0, groups=["bureau", "loan"], class_names=("repaid", "default"),
+                     target="outcome")
+    assert f.text == ("Case c1: the model gives outcome = 'default' a probability of 0.987, yet the prediction flips to "
                       "'repaid' once 2 evidence groups (bureau, loan) are set to reference values.")
     held = striking_case(_summary([0.9], [4]), k=3)
     f = case_finding(held, k=3, y_hat=0, flipped_to=0, groups=["a", "b", "c"], class_names=("repaid", "default"))

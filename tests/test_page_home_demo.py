@@ -60,9 +60,18 @@ def test_run_the_demo_shows_four_steps_with_the_library_numbers(registry_path: P
     assert at.session_state["fragility_audit"] is result.audit
     assert at.session_state["workspace"] is result.workspace
     # the case's feature values, with the removed groups marked; no "None" strings anywhere in its table
-    values = next(df.value for df in at.dataframe if "set to reference before the flip" in df.value.columns)
+    values = next(df.value for df in at.dataframe if "removed to flip" in df.value.columns)
     assert len(values) == len(result.workspace.grouping.raw_map())
     assert not values.astype(str).isin(["None", "nan"]).any().any()
+    cert = result.audit.batch.certificate(result.case.index)
+    removed = set(cert.removal_order_names()[:min(result.case.k_star, cert.protocol.k)])
+    assert set(values.loc[values["removed to flip"] == "yes", "evidence group"]) == removed
+    assert set(values["evidence group"].iloc[:(values["removed to flip"] == "yes").sum()]) == removed  # listed first
+    # the gate's grounds: unknown ones say so (never "None"); the receipt's grounds are marked
+    grounds = next(df.value for df in at.dataframe if "in the receipt" in df.value.columns)
+    assert not grounds.astype(str).isin(["None", "nan"]).any().any()
+    in_receipt = {n.split(":", 1)[1] for s in result.gate.receipt for n in s if n.startswith("G:")}
+    assert set(grounds.loc[grounds["in the receipt"] == "yes", "ground"]) == in_receipt
     # the full pages open on the same results, not stale
     at.switch_page("pages/fragility.py").run()
     assert not at.exception and not at.error, texts(at, "error")

@@ -91,7 +91,7 @@ def class_name(names: Sequence[str], code: int) -> str:
 
 
 def case_finding(case: StrikingCase, *, k: int, y_hat: int, flipped_to: int, groups: Sequence[str],
-                 class_names: Sequence[str]) -> Finding:
+                 class_names: Sequence[str], target: str | None = None) -> Finding:
     """The sentence about the chosen case.
 
     Parameters
@@ -105,8 +105,11 @@ def case_finding(case: StrikingCase, *, k: int, y_hat: int, flipped_to: int, gro
         The evidence groups removed, in order, up to the flip (or all K).
     class_names : sequence of str
         Declared class names in code order.
+    target : str, optional
+        The target's name, said with the class (``default = 'yes'``).
     """
-    said = f"the model gives {class_name(class_names, y_hat)!r} a probability of {num(case.p_hat, 3)}"
+    said = (f"the model gives {target + ' = ' if target else ''}{class_name(class_names, y_hat)!r} a probability "
+            f"of {num(case.p_hat, 3)}")
     removed = ", ".join(groups)
     if case.k_star <= k:
         n = case.k_star

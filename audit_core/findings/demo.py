@@ -89,6 +89,12 @@ class DemoOptions:
     alpha: float = 0.1
     scope: str = "production"
 
+    @classmethod
+    def quick(cls) -> "DemoOptions":
+        """Sizes for tests and a first look (a few seconds): 40 cases, one transport refit, 40 bootstrap draws."""
+        return cls(max_cases=40, n_boot=20, shap_max_cases=20, search_max_cases=20, temperature=False, n_refits=1,
+                   n_bootstrap=40)
+
 
 @dataclass(frozen=True, kw_only=True)
 class DemoStep:
@@ -153,7 +159,7 @@ def _case_step(ws: Workspace, audit: FragilityAudit, case: StrikingCase | None) 
         n = min(case.k_star, k)
         out.append(case_finding(case, k=k, y_hat=cert.y_hat, flipped_to=int(cert.path_labels[n]),
                                 groups=cert.removal_order_names()[:n],
-                                class_names=ws.dataset.primary.class_names))
+                                class_names=ws.dataset.primary.class_names, target=ws.dataset.primary.name))
     out += [f for f in fragility_findings(audit) if f.kind in ("confident_flips", "certificate_vs_confidence")]
     return out
 

@@ -11,6 +11,8 @@ figures are the pages' own figure builders.
 """
 from __future__ import annotations
 
+import os
+
 import numpy as np
 import pandas as pd
 import streamlit as st
@@ -31,8 +33,12 @@ JOB = "demo"
 SAMPLE = "loan_synthetic"
 #: The finished demo (a DemoResult), tied to the table and declaration it ran on.
 DEMO_SLOT = ResultSlot("demo_result", "demo")
-#: Session key for smaller :class:`DemoOptions` (tests); the defaults otherwise.
+#: Session key for other :class:`DemoOptions` (AppTests); else ``AUDIT_DEMO_SIZE=quick`` (browser tests) gives
+#: :meth:`DemoOptions.quick`, and the defaults otherwise.
 OPTIONS_KEY = "demo_options"
+SIZE_ENV = "AUDIT_DEMO_SIZE"
+#: Column of the case-values table marking the groups set to reference values up to the flip.
+REMOVED = "removed to flip"
 PAGES = {"fragility": ("pages/fragility.py", "Open the full Fragility audit", ":material/heart_broken:"),
          "transport": ("pages/transport.py", "Open the full Transport audit", ":material/swap_horiz:"),
          "receipts": ("pages/receipts.py", "Open Receipts (the release gate across saved runs)",
@@ -50,7 +56,8 @@ def _start() -> jobs.Job:
     config, groups = current_config(table, st.session_state[Keys.COLUMNS])
     info = st.session_state.get(Keys.SAMPLE)
     codes = dict(getattr(info, "missing_codes", {}) or {})
-    options = st.session_state.get(OPTIONS_KEY) or DemoOptions()
+    options = st.session_state.get(OPTIONS_KEY) or (
+        DemoOptions.quick() if os.environ.get(SIZE_ENV, "").strip().lower() == "quick" else DemoOptions())
     reg = registry()
 
     def work(job: jobs.Job):
@@ -83,9 +90,10 @@ def case_values(result: DemoResult) -> pd.DataFrame:
     removed = set(cert.removal_order_names()[:min(case.k_star, cert.protocol.k)])
     groups = ws.grouping.raw_map()
     rows = [{"evidence group": g, "column": c, "value": "missing" if pd.isna(row[c]) else str(row[c]),
-             "set to reference before the flip": "yes" if g in removed else ""}
-            for c, g in sorted(groups.items(), key=lambda cg: (cg[1], cg[0])) if c in row.index]
-    return pd.DataFrame(rows, columns=["evidence group", "column", "value", "set to reference before the flip"])
+             REMOVED: "yes" if g in removed else ""}
+            for c, g in sorted(groups.items(), key=lambda cg: (cg[1] not in removed, cg[1], cg[0]))
+            if c in row.index]
+    return pd.DataFrame(rows, columns=["evidence group", "column", "value", REMOVED])
 
 
 def _link(step: DemoStep) -> None:
@@ -99,9 +107,11 @@ def _step_case(result: DemoResult, step: DemoStep) -> None:
         return
     cert = result.audit.batch.certificate(case.index)
     names = result.workspace.dataset.primary.class_names
-    st.caption(f"Chosen by rule: {STRIKING_RULE.format(confident=0.8)}. Predicted class "
-               f"{md_escape(class_name(names, cert.y_hat))!s}; true class "
-               f"{md_escape(class_name(names, int(result.audit.summary['y_true'].iloc[case.index])))}.")
+    target = result.workspace.dataset.primary.name
+    truth = class_name(names, int(result.audit.summary["y_true"].iloc[case.index]))
+    st.caption(f"Chosen by rule: {STRIKING_RULE.format(confident=0.8)}. Target {md_escape(target)}: predicted "
+               f"'{md_escape(class_name(names, cert.y_hat))}', actually '{md_escape(truth)}'. The table lists the "
+               "case's values, the groups removed up to the flip first.")
     c1, c2 = st.columns([3, 2])
     c1.plotly_chart(ff.trajectory_figure(cert, title=f"Case {case.key}: margin as evidence groups are removed"),
                     key="view_demo_trajectory")
@@ -138,9 +148,15 @@ def _step_gate(result: DemoResult) -> None:
     c1, c2 = st.columns([3, 2])
     if cube.k:
         c1.plotly_chart(cube_view(cube, title=f"Release gate: {cube.v_old} → {cube.v_new}"), key="view_demo_cube")
-    table = g.to_frame().rename(columns={"value_a": "baseline value", "value_b": "candidate value",
-                                         "status_b": "candidate status", "in_receipt": "in the receipt"})
+    t = g.to_frame()
+    table = pd.DataFrame({"ground": t["ground"], "in the receipt": t["in_receipt"].map({True: "yes", False: ""}),
+                          "baseline": t["value_a"].map(_value), "candidate": t["value_b"].map(_value)})
     c2.dataframe(table, hide_index=True, key="view_demo_gate_grounds")
+
+
+def _value(v) -> str:
+    """A ground's value for display: ``unknown`` when no run provides it (never "None")."""
+    return "unknown (no run)" if v is None or (isinstance(v, float) and np.isnan(v)) else f"{v:.4g}"
 
 
 _FIGURES = {1: _step_case, 2: lambda r, s: _step_models(r), 3: lambda r, s: _step_transport(r),
