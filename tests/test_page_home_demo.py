@@ -77,3 +77,16 @@ def test_run_the_demo_shows_four_steps_with_the_library_numbers(registry_path: P
     assert not at.exception and not at.error, texts(at, "error")
     assert not any("shown for reference only" in t for t in texts(at, "warning"))
     assert any(f"saved as run {result.run_ids['fragility']}" in t for t in texts(at, "success"))
+    # the case inspector opens on the demo's striking case and says how its list relates to the headline
+    K = int(result.audit.batch.protocol.k)
+    assert at.selectbox(key="fr_case").value == result.case.key
+    s = result.audit.summary
+    listed = s[(s["p_hat"] >= 0.8) & (s["k_star"] <= K)]
+    note = next(c for c in texts(at, "caption") if c.startswith("Listed: "))
+    assert f"the {len(listed)} confident cases (p̂ ≥ 0.8) whose certificate flips when at most {K} groups" in note
+    conf = s["p_hat"] >= 0.8
+    assert (f"The headline counts {int(s.loc[conf, 'donor_any'].sum())} of {int(conf.sum())} confident cases" in note
+            and f"{int(listed['donor_any'].sum())} of the listed cases are among them" in note)
+    names = result.workspace.dataset.primary.class_names
+    trajectory = next(c for c in texts(at, "caption") if c.startswith("Predicted '"))
+    assert f"Predicted '{names[int(s['y_hat'].iloc[result.case.index])]}'" in trajectory and "ŷ" not in trajectory

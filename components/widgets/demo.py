@@ -26,8 +26,9 @@ from components.figures import transport as tf
 from components.figures.receipts import cube_view
 from components.state import WORKSPACE_SLOT, Keys, ResultSlot, current_provenance, registry
 from components.widgets.findings import findings_panel
+from components.widgets.fragility import case_values
 
-__all__ = ["DEMO_SLOT", "OPTIONS_KEY", "JOB", "SAMPLE", "demo_section", "case_values"]
+__all__ = ["DEMO_SLOT", "OPTIONS_KEY", "JOB", "SAMPLE", "demo_section"]
 
 JOB = "demo"
 SAMPLE = "loan_synthetic"
@@ -37,8 +38,6 @@ DEMO_SLOT = ResultSlot("demo_result", "demo")
 #: :meth:`DemoOptions.quick`, and the defaults otherwise.
 OPTIONS_KEY = "demo_options"
 SIZE_ENV = "AUDIT_DEMO_SIZE"
-#: Column of the case-values table marking the groups set to reference values up to the flip.
-REMOVED = "removed to flip"
 PAGES = {"fragility": ("pages/fragility.py", "Open the full Fragility audit", ":material/heart_broken:"),
          "transport": ("pages/transport.py", "Open the full Transport audit", ":material/swap_horiz:"),
          "receipts": ("pages/receipts.py", "Open Receipts (the release gate across saved runs)",
@@ -81,21 +80,6 @@ def _share(result: DemoResult) -> None:
     tw.RESULT_SLOT.put(result.transport, current_provenance(), run_id=result.run_ids["transport"])
 
 
-def case_values(result: DemoResult) -> pd.DataFrame:
-    """The chosen case's raw values, one row per column: evidence group, column, value, removed before the flip."""
-    ws, case = result.workspace, result.case
-    keys = np.asarray(ws.dataset.keys).astype(str)
-    row = ws.dataset.frame.iloc[int(np.flatnonzero(keys == case.key)[0])]
-    cert = result.audit.batch.certificate(case.index)
-    removed = set(cert.removal_order_names()[:min(case.k_star, cert.protocol.k)])
-    groups = ws.grouping.raw_map()
-    rows = [{"evidence group": g, "column": c, "value": "missing" if pd.isna(row[c]) else str(row[c]),
-             REMOVED: "yes" if g in removed else ""}
-            for c, g in sorted(groups.items(), key=lambda cg: (cg[1] not in removed, cg[1], cg[0]))
-            if c in row.index]
-    return pd.DataFrame(rows, columns=["evidence group", "column", "value", REMOVED])
-
-
 def _link(step: DemoStep) -> None:
     page, label, icon = PAGES[step.page]
     st.page_link(page, label=f"{label} →", icon=icon)
@@ -115,7 +99,7 @@ def _step_case(result: DemoResult, step: DemoStep) -> None:
     c1, c2 = st.columns([3, 2])
     c1.plotly_chart(ff.trajectory_figure(cert, title=f"Case {case.key}: margin as evidence groups are removed"),
                     key="view_demo_trajectory")
-    c2.dataframe(case_values(result), hide_index=True, key="view_demo_case_values", height=420)
+    c2.dataframe(case_values(result.workspace, cert), hide_index=True, key="view_demo_case_values", height=420)
 
 
 def _step_models(result: DemoResult) -> None:

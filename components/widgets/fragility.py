@@ -20,6 +20,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
+from audit_core.findings.cases import STRIKING_RULE, class_name, striking_case
 from audit_core.fragility import neural
 from audit_core.fragility.audit import AuditOptions, FragilityAudit, compare_models, run_fragility_audit
 from audit_core.fragility.engine import FragilityConfig
@@ -42,6 +43,8 @@ AUDIT_KEY = "fragility_audit"
 COMPARE_KEY = "fragility_compare"
 NEURAL_KEY = "fragility_neural"
 JOB = "fragility"  # components.jobs name
+#: p̂ at or above which a prediction counts as confident (the findings' default).
+CONFIDENT = 0.8
 #: The audit shown on the page, tied to the table, declaration and workspace it was computed from.
 AUDIT_SLOT = ResultSlot(AUDIT_KEY, "fragility audit")
 NEURAL_SLOT = ResultSlot(NEURAL_KEY, "FR-ResMLP comparison")
@@ -142,32 +145,73 @@ def _heatmaps(audit: FragilityAudit) -> None:
     st.plotly_chart(ff.delta_heatmap_figure(delta.loc[order]), key="view_fr_delta_heatmap")
 
 
+#: Column of :func:`case_values` marking the groups set to reference values up to the flip.
+REMOVED = "removed to flip"
+
+
+def case_values(ws: Workspace, cert) -> pd.DataFrame:
+    """One case's raw values, one row per column: evidence group, column, value, removed up to the flip (first)."""
+    keys = np.asarray(ws.dataset.keys).astype(str)
+    row = ws.dataset.frame.iloc[int(np.flatnonzero(keys == str(cert.key))[0])]
+    removed = set(cert.removal_order_names()[:min(cert.k_star, cert.protocol.k)])
+    rows = [{"evidence group": g, "column": c, "value": "missing" if pd.isna(row[c]) else str(row[c]),
+             REMOVED: "yes" if g in removed else ""}
+            for c, g in sorted(ws.grouping.raw_map().items(), key=lambda cg: (cg[1] not in removed, cg[1], cg[0]))
+            if c in row.index]
+    return pd.DataFrame(rows, columns=["evidence group", "column", "value", REMOVED])
+
+
+def _fragile_pool_note(audit: FragilityAudit, pool: pd.DataFrame, *, shown: int) -> str:
+    """How the "confident but fragile" list relates to the headline count of confident flips."""
+    s, K = audit.summary, int(audit.batch.protocol.k)
+    conf = s["p_hat"] >= CONFIDENT
+    head = (f" The headline counts {int(s.loc[conf, 'donor_any'].sum())} of {int(conf.sum())} confident cases that "
+            f"flip when up to {audit.options.donor_groups} groups take another case's values (a different test); "
+            f"{int(pool['donor_any'].sum())} of the listed cases are among them.") if "donor_any" in s else ""
+    return (f"Listed: the {len(pool)} confident cases (p̂ ≥ {CONFIDENT:g}) whose certificate flips when at most "
+            f"{K} groups are set to reference values, fewest groups first, then highest p̂"
+            f"{f' (the first {shown} shown)' if shown < len(pool) else ''}.{head}")
+
+
 def _case_inspector(ws: Workspace, audit: FragilityAudit, *, stale: bool = False) -> None:
     st.subheader("Case inspector")
     s = audit.summary
-    mode = st.radio("Pick from", ["Top of FDS ranking", "Confident but fragile"], horizontal=True, key="fr_case_mode", persist_state=PERSIST)
-    if mode == "Confident but fragile":
-        pool = s[(s["p_hat"] >= 0.8) & (s["k_star"] <= audit.batch.protocol.k)]
-        pool = pool if len(pool) else s
+    K = int(audit.batch.protocol.k)
+    mode = st.radio("Pick from", ["Confident but fragile", "Top of FDS ranking"], horizontal=True,
+                    key="fr_case_mode", persist_state=PERSIST)
+    fragile = s[(s["p_hat"] >= CONFIDENT) & (s["k_star"] <= K)].sort_values(["k_star", "p_hat"],
+                                                                            ascending=[True, False], kind="stable")
+    if mode == "Confident but fragile" and len(fragile):
+        pool = fragile.head(50)
+        st.caption(_fragile_pool_note(audit, fragile, shown=len(pool)))
     else:
-        pool = s
-    pool = pool.sort_values("fds", ascending=False).head(50)
+        if mode == "Confident but fragile":
+            st.caption(f"No confident case (p̂ ≥ {CONFIDENT:g}) flips within {K} groups: the FDS ranking is listed.")
+        pool = s.sort_values("fds", ascending=False, kind="stable").head(50)
     keys = [str(k) for k in pool["key"]]
     if st.session_state.get("fr_case") not in keys:
-        st.session_state["fr_case"] = keys[0]
-    key = st.selectbox("Case", keys, key="fr_case", persist_state=PERSIST)
+        best = striking_case(s, k=K, confident=CONFIDENT)
+        st.session_state["fr_case"] = best.key if best is not None and best.key in keys else keys[0]
+    key = st.selectbox("Case", keys, key="fr_case", persist_state=PERSIST,
+                       help="Opens on the most striking case: " + STRIKING_RULE.format(confident=CONFIDENT) + ".")
     i = int(np.flatnonzero(s["key"].astype(str).to_numpy() == key)[0])
     cert = audit.batch.certificate(i)
+    names = ws.dataset.primary.class_names
     st.markdown(f"#### Case trajectory · {md_escape(key)}")
-    st.caption(f"ŷ = {cert.y_hat:d}, p̂ = {cert.p_hat:.3f}, m0 = {cert.m0:.3f}, k* = {cert.k_star:d}, RCMA = {cert.rcma:.3f}, "
-               f"d = {cert.d:.2f}, FDS = {cert.fds:.3f}")
+    flips = (f"flips to '{md_escape(class_name(names, int(cert.path_labels[cert.k_star])))}' after {cert.k_star} "
+             f"group{'s' if cert.k_star != 1 else ''}" if cert.k_star <= K else f"does not flip within {K} groups")
+    st.caption(f"Predicted '{md_escape(class_name(names, cert.y_hat))}' for {md_escape(ws.dataset.primary.name)} "
+               f"with probability {cert.p_hat:.3f} (actually '{md_escape(class_name(names, int(s['y_true'].iloc[i])))}'); "
+               f"{flips}. Margin {cert.m0:.3f}, RCMA {cert.rcma:.3f}, d {cert.d:.2f}, FDS {cert.fds:.3f}.")
     c1, c2 = st.columns(2)
     c1.plotly_chart(ff.trajectory_figure(cert), key="view_fr_trajectory")
     c2.plotly_chart(ff.degradation_figure(cert), key="view_fr_degradation")
-    names = cert.protocol.group_names
-    order = pd.DataFrame({"rank": range(1, len(cert.order) + 1), "group": [names[g] for g in cert.order],
-                          "delta": [cert.delta[g] for g in cert.order]})
-    st.dataframe(order, hide_index=True, key="view_fr_order")
+    c3, c4 = st.columns(2)
+    names_g = cert.protocol.group_names
+    order = pd.DataFrame({"rank": range(1, len(cert.order) + 1), "group": [names_g[g] for g in cert.order],
+                          "margin drop when removed alone (Δ_g)": [cert.delta[g] for g in cert.order]})
+    c3.dataframe(order, hide_index=True, key="view_fr_order")
+    c4.dataframe(case_values(ws, cert), hide_index=True, key="view_fr_case_values")
     _model_comparison(ws, audit, str(key), stale=stale)
 
 
@@ -225,7 +269,7 @@ def show_audit(ws: Workspace, audit: FragilityAudit) -> None:
     if stale:
         stale_notice(AUDIT_SLOT.what, AUDIT_SLOT.provenance.describe(changed))
     _headline(audit, stale=stale)
-    st.plotly_chart(ff.distributions_figure(audit.summary), key="view_fr_distributions")
+    st.plotly_chart(ff.distributions_figure(audit.summary, k=int(audit.batch.protocol.k)), key="view_fr_distributions")
     if not audit.complete:
         st.warning("The run was stopped early: only the certificates computed so far are shown.")
         _case_inspector(ws, audit, stale=stale)
