@@ -22,6 +22,7 @@ from audit_core.findings.demo import DemoOptions, DemoResult, DemoStep, run_demo
 from components import jobs
 from components.feedback import guarded, md_escape
 from components.figures import fragility as ff
+from components.glossary import table as show_table
 from components.figures import transport as tf
 from components.figures.receipts import cube_view
 from components.state import WORKSPACE_SLOT, Keys, ResultSlot, current_provenance, registry
@@ -99,11 +100,12 @@ def _step_case(result: DemoResult, step: DemoStep) -> None:
     c1, c2 = st.columns([3, 2])
     c1.plotly_chart(ff.trajectory_figure(cert, title=f"Case {case.key}: margin as evidence groups are removed"),
                     key="view_demo_trajectory")
-    c2.dataframe(case_values(result.workspace, cert), hide_index=True, key="view_demo_case_values", height=420)
+    with c2:
+        show_table(case_values(result.workspace, cert), hide_index=True, key="view_demo_case_values", height=420)
 
 
 def _step_models(result: DemoResult) -> None:
-    st.dataframe(result.models, hide_index=True, key="view_demo_models")
+    show_table(result.models, hide_index=True, key="view_demo_models")
     if result.case is None:
         return
     cols = st.columns(len(result.batches))
@@ -135,7 +137,8 @@ def _step_gate(result: DemoResult) -> None:
     t = g.to_frame()
     table = pd.DataFrame({"ground": t["ground"], "in the receipt": t["in_receipt"].map({True: "yes", False: ""}),
                           "baseline": t["value_a"].map(_value), "candidate": t["value_b"].map(_value)})
-    c2.dataframe(table, hide_index=True, key="view_demo_gate_grounds")
+    with c2:
+        show_table(table, hide_index=True, key="view_demo_gate_grounds")
 
 
 def _value(v) -> str:

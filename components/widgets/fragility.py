@@ -34,6 +34,7 @@ from components.counts import count_input
 from components import jobs
 from components.feedback import code, guarded, md_escape, progress_bar, stale_notice
 from components.figures import fragility as ff
+from components.glossary import table as show_table
 from components.state import PERSIST, Keys, ResultSlot, current_provenance, registry
 
 __all__ = ["AUDIT_KEY", "AUDIT_SLOT", "JOB", "NEURAL_KEY", "options_form", "start_audit", "follow_and_adopt",
@@ -121,12 +122,12 @@ def _ranking(audit: FragilityAudit) -> None:
     stratum = c2.selectbox("Stratum", list(audit.auroc["stratum"].unique()), key="fr_stratum", persist_state=PERSIST)
     st.plotly_chart(ff.auroc_figure(audit.auroc, label=label, stratum=stratum), key="view_fr_auroc")
     part = audit.auroc[(audit.auroc["label"] == label) & (audit.auroc["stratum"] == stratum)]
-    st.dataframe(part.sort_values("auroc", ascending=False), hide_index=True, key="view_fr_auroc_table")
+    show_table(part.sort_values("auroc", ascending=False), hide_index=True, key="view_fr_auroc_table")
     if part["same_ranking"].any():
         st.caption("Binary task: max-softmax, negative entropy, margin and negative energy are monotone transforms "
                    "of one another and rank identically, so they count as one piece of evidence.")
     st.markdown("**Incremental value over confidence** (5-fold CV AUROC of a logistic model; paired bootstrap interval)")
-    st.dataframe(audit.incremental, hide_index=True, key="view_fr_incremental")
+    show_table(audit.incremental, hide_index=True, key="view_fr_incremental")
 
 
 def _heatmaps(audit: FragilityAudit) -> None:
@@ -210,8 +211,10 @@ def _case_inspector(ws: Workspace, audit: FragilityAudit, *, stale: bool = False
     names_g = cert.protocol.group_names
     order = pd.DataFrame({"rank": range(1, len(cert.order) + 1), "group": [names_g[g] for g in cert.order],
                           "margin drop when removed alone (Δ_g)": [cert.delta[g] for g in cert.order]})
-    c3.dataframe(order, hide_index=True, key="view_fr_order")
-    c4.dataframe(case_values(ws, cert), hide_index=True, key="view_fr_case_values")
+    with c3:
+        show_table(order, hide_index=True, key="view_fr_order")
+    with c4:
+        show_table(case_values(ws, cert), hide_index=True, key="view_fr_case_values")
     _model_comparison(ws, audit, str(key), stale=stale)
 
 
@@ -226,7 +229,7 @@ def _model_comparison(ws: Workspace, audit: FragilityAudit, key: str, *, stale: 
     if result is None:
         return
     table, batches = result
-    st.dataframe(table, hide_index=True, key="view_fr_compare_table")
+    show_table(table, hide_index=True, key="view_fr_compare_table")
     winner = table.loc[table["heldout_auroc"].idxmax(), "model"]
     stable = table.loc[table["mean_rcma"].idxmin(), "model"]
     cols = st.columns(2)
@@ -238,17 +241,17 @@ def _model_comparison(ws: Workspace, audit: FragilityAudit, key: str, *, stale: 
 
 def _search_and_temperature(audit: FragilityAudit) -> None:
     st.subheader("Greedy vs exact and beam search")
-    st.dataframe(audit.search, hide_index=True, key="view_fr_search")
+    show_table(audit.search, hide_index=True, key="view_fr_search")
     if audit.temperature is not None:
         t = audit.temperature
         st.subheader("Brittleness-aware temperature")
         st.caption(f"T(x) = T0·(1 + β·FDS): T0 = {t.t0:.3f}, β = {t.beta:.3f} (fitted on {t.n_val:d} cases; "
                    f"evaluated on {t.n_test:d}; pseudo-logits)")
         st.plotly_chart(ff.temperature_figure(t.table), key="view_fr_temperature")
-        st.dataframe(t.table, hide_index=True, key="view_fr_temperature_table")
+        show_table(t.table, hide_index=True, key="view_fr_temperature_table")
     if audit.baseline is not None:
         st.subheader("Baseline sensitivity")
-        st.dataframe(audit.baseline, hide_index=True, key="view_fr_baseline")
+        show_table(audit.baseline, hide_index=True, key="view_fr_baseline")
 
 
 def _exports(audit: FragilityAudit, *, stale: bool = False) -> None:
@@ -323,7 +326,7 @@ def neural_section(ws: Workspace, options: AuditOptions) -> None:
         table = result.to_frame()
         st.markdown(f"**FR-ResMLP vs the same network at α = γ = 0** · {result.n_train:,} training rows · "
                     f"AUROC on {result.n_heldout:,} held-out rows · certificates on {result.n_cases:,} held-out cases")
-        st.dataframe(table, hide_index=True, key="view_fr_neural_table")
+        show_table(table, hide_index=True, key="view_fr_neural_table")
         st.plotly_chart(ff.neural_comparison_figure(table), key="view_fr_neural_figure")
         st.caption("Lower mean RCMA / FDS = less fragile under the same certificate protocol. "
                    "RCMA is relative to each case's own margin, so it can move differently from FDS.")
