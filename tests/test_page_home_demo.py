@@ -41,7 +41,7 @@ def test_run_the_demo_shows_four_steps_with_the_library_numbers(registry_path: P
     shown = [t.value for t in at.text]
     # step 1: the striking case, its p̂ and the headline count, from the audit itself
     row = result.audit.summary.iloc[result.case.index]
-    case_line = next(t for t in shown if t.startswith("⚠️ Case ") or t.startswith("✅ Case "))
+    case_line = next(t for t in shown if t.startswith("⚠️ Case ") or t.startswith("✓ Case "))
     assert str(row["key"]) in case_line and num(float(row["p_hat"]), 3) in case_line
     frag = {f.kind: f.text for f in fragility_findings(result.audit, models=result.models)}
     trans = {f.kind: f.text for f in transport_findings(result.transport)}
