@@ -14,10 +14,12 @@ import streamlit as st
 
 from audit_core.findings.glossary import explain
 
-__all__ = ["MISSING", "column_help", "display", "table", "symbols_expander"]
+__all__ = ["MISSING", "MAX_STYLED_CELLS", "column_help", "display", "table", "symbols_expander"]
 
 #: How a missing value is shown in a table.
 MISSING = "–"
+#: Above this many cells a table is shown as it is: a pandas Styler renders every cell (slow on big tables).
+MAX_STYLED_CELLS = 20_000
 
 
 def column_help(columns: Iterable) -> dict[str, st.column_config.Column]:
@@ -26,8 +28,13 @@ def column_help(columns: Iterable) -> dict[str, st.column_config.Column]:
 
 
 def display(df):
-    """The table as shown: missing values as :data:`MISSING` in the columns that have any (a Styler then)."""
+    """The table as shown: missing values as :data:`MISSING` in the columns that have any (a Styler then).
+
+    Tables over :data:`MAX_STYLED_CELLS` cells are returned unchanged.
+    """
     if isinstance(df, pd.DataFrame):
+        if df.size > MAX_STYLED_CELLS or not (df.columns.is_unique and df.index.is_unique):
+            return df
         holes = [c for c in df.columns if df[c].isna().any()]
         if holes:
             return df.style.format(na_rep=MISSING, precision=4, subset=holes)

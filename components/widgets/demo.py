@@ -12,6 +12,7 @@ figures are the pages' own figure builders.
 from __future__ import annotations
 
 import os
+from dataclasses import replace
 
 import numpy as np
 import pandas as pd
@@ -25,7 +26,8 @@ from components.figures import fragility as ff
 from components.glossary import table as show_table
 from components.figures import transport as tf
 from components.figures.receipts import cube_view
-from components.state import WORKSPACE_SLOT, Keys, ResultSlot, current_provenance, registry
+from components.state import (WORKSPACE_SLOT, Keys, Provenance, ResultSlot, current_provenance, registry,
+                              workspace_digest)
 from components.widgets.findings import findings_panel
 from components.widgets.fragility import case_values
 
@@ -68,17 +70,22 @@ def _start() -> jobs.Job:
     return jobs.start(JOB, "Demo", work, provenance=current_provenance())
 
 
-def _share(result: DemoResult) -> None:
-    """Put the demo's results into the pages' result slots (once, when the job is adopted)."""
+def _share(result: DemoResult, provenance: Provenance) -> None:
+    """Put the demo's results into the pages' result slots (once, when the job is adopted).
+
+    ``provenance`` is the job's (the table and declaration the demo started from), so a declaration edited while
+    the demo ran makes its results stale on the pages, as any other result.
+    """
     from components.widgets import fragility as fw
     from components.widgets import transport as tw
 
-    WORKSPACE_SLOT.put(result.workspace, current_provenance(), run_id=result.run_ids["model"])
+    WORKSPACE_SLOT.put(result.workspace, provenance, run_id=result.run_ids["model"])
     st.session_state[Keys.MESSAGE] = (f"Model ready: {result.workspace.model.spec.get('kind')} (trained by the demo) "
                                       f"· saved as run {result.run_ids['model']}.")
-    fw.AUDIT_SLOT.put(result.audit, current_provenance(model=True), run_id=result.run_ids["fragility"])
+    fw.AUDIT_SLOT.put(result.audit, replace(provenance, model=workspace_digest(result.workspace)),
+                      run_id=result.run_ids["fragility"])
     st.session_state[fw.COMPARE_KEY] = (result.models, result.batches)
-    tw.RESULT_SLOT.put(result.transport, current_provenance(), run_id=result.run_ids["transport"])
+    tw.RESULT_SLOT.put(result.transport, provenance, run_id=result.run_ids["transport"])
 
 
 def _link(step: DemoStep) -> None:
@@ -176,7 +183,7 @@ def demo_section() -> None:
     if running and c2.button("Stop", key="act_demo_stop"):
         job.request_stop()
     if jobs.follow_and_adopt(job, DEMO_SLOT, stopped="The demo was stopped; the runs saved so far are kept."):
-        _share(DEMO_SLOT.value)
+        _share(DEMO_SLOT.value, job.provenance)
     result = DEMO_SLOT.value
     if result is not None:
         _story(result)
