@@ -75,3 +75,10 @@ def test_stress_panels_not_run_say_so(demo):
     assert fig.layout.title.text == "Evidence degradation: not run"
     assert "not run" in fig.layout.annotations[0].text
     assert target_definition_figure(tr.table).layout.title.text == "Target-definition sensitivity: not run"
+
+
+def test_model_labels_say_what_they_are_for_not_where_they_are_specified():
+    from audit_core.models.zoo import ZOO
+
+    assert ZOO["lightgbm"][0] == "LightGBM (fixed settings)"
+    assert not [label for label, *_ in ZOO.values() if "SPEC" in label or "§" in label]
