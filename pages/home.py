@@ -5,10 +5,12 @@ require_router()  # first, before the heavy imports: route through app.py even o
 
 import streamlit as st
 
+from components.widgets.demo import demo_section
 from components.widgets.home import questions, recent_runs, session_summary
 
 st.title("Reliability audit")
 questions()
+demo_section()
 session_summary()
 st.page_link("pages/data_groups.py", label="Start with Data & groups →", icon=":material/table_chart:")
 recent_runs()

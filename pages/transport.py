@@ -7,6 +7,7 @@ import streamlit as st
 
 from components.feedback import md_escape, stale_notice
 from components.figures import transport as tf
+from components.glossary import symbols_expander, table as show_table
 from components.state import PERSIST, Keys, current_provenance, get
 from components.widgets import transport as tw
 from components.widgets.findings import transport_panel
@@ -56,8 +57,10 @@ transport_panel(result, model=model, mapping=mapping, selection_rate=s_rate)
 tabs = st.tabs(["ID vs OOD", "Calibration", "Selective", "Conformal", "Stress", "Target definitions", "Heterogeneity",
                 "Downloads", "Why it moved"])
 with tabs[0]:
-    st.dataframe(tw.id_ood_table(result.table, model=model, mapping=mapping), key="view_tr_idood", hide_index=True)
-    st.dataframe(tw.verdict_table(result.verdicts, model=model, mapping=mapping), key="view_tr_verdicts", hide_index=True)
+    idood = tw.id_ood_table(result.table, model=model, mapping=mapping)
+    show_table(idood, key="view_tr_idood", hide_index=True)
+    show_table(tw.verdict_table(result.verdicts, model=model, mapping=mapping), key="view_tr_verdicts", hide_index=True)
+    symbols_expander(idood["metric"], key="view_tr_symbols")
 with tabs[1]:
     st.plotly_chart(tf.reliability_figure(result.extras["reliability"], model=model, mapping=mapping),
                     key="view_tr_reliability")
@@ -66,7 +69,7 @@ with tabs[2]:
                                              selection_rate=s_rate), key="view_tr_risk")
 with tabs[3]:
     st.plotly_chart(tf.frontier_figure(result.table, model=model, mapping=mapping), key="view_tr_frontier")
-    st.dataframe(result.extras["conformal_tally"], key="view_tr_tally", hide_index=True)
+    show_table(result.extras["conformal_tally"], key="view_tr_tally", hide_index=True)
 with tabs[4]:
     st.plotly_chart(tf.stress_figure(result.table, model=model, mapping=mapping), key="view_tr_stress")
     harm = tw.harm_table(result.extras.get("degradation_percentiles"), model=model, mapping=mapping)
@@ -76,7 +79,7 @@ with tabs[4]:
         st.caption("Targeted deletion of the most informative features against random deletions of as many: "
                    "the share of random sets it is more harmful than (50% = no worse than chance; harm follows "
                    "each metric's good direction).")
-        st.dataframe(harm, key="view_tr_harm", hide_index=True)
+        show_table(harm, key="view_tr_harm", hide_index=True)
 with tabs[5]:
     st.plotly_chart(tf.target_definition_figure(result.table), key="view_tr_targets")
 with tabs[6]:

@@ -122,7 +122,7 @@ def _mlp(seed: int, **params: Any):
 #: kind -> (display name, factory(seed, **params))
 ZOO: dict[str, tuple[str, Callable[..., Any]]] = {
     "logistic_regression": ("Logistic regression (L2, C=1)", _logistic),
-    "lightgbm": ("LightGBM (fixed SPEC §2 specification)", _lightgbm),
+    "lightgbm": ("LightGBM (fixed settings)", _lightgbm),
     "random_forest": ("Random forest", _forest),
     "hist_gradient_boosting": ("Histogram gradient boosting", _hgb),
     "mlp": ("MLP (scikit-learn)", _mlp),

@@ -29,10 +29,22 @@ __all__ = [
 _LAYOUT = dict(template="plotly_white", margin=dict(l=10, r=10, t=50, b=10))
 
 
-def distributions_figure(summary: pd.DataFrame) -> go.Figure:
-    """Histograms of ``k*``, RCMA and FDS over the audited cases."""
-    fig = make_subplots(rows=1, cols=3, subplot_titles=("k* (greedy flip budget)", "RCMA", "FDS"))
-    fig.add_trace(go.Histogram(x=summary["k_star"], name="k*"), row=1, col=1)
+def distributions_figure(summary: pd.DataFrame, *, k: int | None = None) -> go.Figure:
+    """Histograms of ``k*``, RCMA and FDS over the audited cases.
+
+    With the audit depth ``k`` the k* panel is one bar per value ``1..K``
+    and a last bar labelled "no flip within K" (``k* = K + 1``).
+    """
+    fig = make_subplots(rows=1, cols=3, subplot_titles=("k*: evidence groups removed to flip", "RCMA", "FDS"))
+    if k is None:
+        fig.add_trace(go.Histogram(x=summary["k_star"], name="k*"), row=1, col=1)
+    else:
+        counts = summary["k_star"].clip(upper=k + 1).value_counts()
+        labels = [str(i) for i in range(1, k + 1)] + [f"no flip within {k}"]
+        fig.add_trace(go.Bar(x=labels, y=[int(counts.get(i, 0)) for i in range(1, k + 2)], name="k*",
+                             hovertemplate="k* %{x}: %{y} cases<extra></extra>"), row=1, col=1)
+        fig.update_xaxes(type="category", title_text="groups removed (k*)", row=1, col=1)
+        fig.update_yaxes(title_text="cases", row=1, col=1)
     fig.add_trace(go.Histogram(x=np.minimum(summary["rcma"], 5), name="RCMA (capped at 5)", nbinsx=30), row=1, col=2)
     fig.add_trace(go.Histogram(x=summary["fds"], name="FDS", nbinsx=20, xbins=dict(start=0, end=1)), row=1, col=3)
     fig.update_layout(title="Distributions over audited cases", showlegend=False, height=300, **_LAYOUT)

@@ -134,10 +134,22 @@ def frontier_figure(table: pd.DataFrame, *, model: str, mapping: str, domain: st
     return fig
 
 
+def _not_run(fig: go.Figure, what: str, how: str) -> go.Figure:
+    """A stress panel that was not run says so, instead of an empty plot."""
+    fig.add_annotation(text=f"{what}: not run — {how}.", x=0.5, y=0.5, xref="paper", yref="paper",
+                       showarrow=False, font=dict(size=15))
+    fig.update_layout(**{**_LAYOUT, "title": f"{what}: not run", "height": 260})
+    fig.update_xaxes(visible=False)
+    fig.update_yaxes(visible=False)
+    return fig
+
+
 def stress_figure(table: pd.DataFrame, *, model: str, mapping: str, metric: str = "auroc") -> go.Figure:
     """Random-set deletions (the whole distribution) against targeted deletion and other conditions."""
     fig = go.Figure()
     base = _pick(table, analysis="metrics", model=model, mapping=mapping, metric=metric, weighting="unweighted")
+    if not (base["condition"] != "clean").any():
+        return _not_run(fig, "Evidence degradation", "turn on the degradation stress and run again")
     marks = {"targeted": ("diamond", "black"), "mcar": ("circle-open", "#ff7f0e"),
              "corruption": ("x", "#8c564b"), "oracle": ("star", "#e377c2"), "clean": ("line-ew-open", "#2ca02c")}
     for dom in ("id", "ood"):
@@ -161,8 +173,8 @@ def target_definition_figure(table: pd.DataFrame, *, domain: str = "ood") -> go.
     t = table[(table["analysis"] == "target_decomposition") & (table["domain"] == domain)]
     fig = go.Figure()
     if t.empty:
-        fig.update_layout(title="Target-definition sensitivity: declare at least two target definitions", **_LAYOUT)
-        return fig
+        return _not_run(fig, "Target-definition sensitivity",
+                        "turn on the target-definition stress with at least two target definitions")
     pts = t[t["refit"] >= 0]
     cis = t[t["refit"] < 0]
     for cond in sorted(pts["condition"].unique()):

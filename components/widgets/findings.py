@@ -15,7 +15,7 @@ from audit_core.findings import Finding, fragility_findings, transport_findings
 __all__ = ["ICONS", "findings_panel", "fragility_panel", "transport_panel"]
 
 #: Severity -> icon shown before the sentence.
-ICONS = {"info": "ℹ️", "good": "✅", "warning": "⚠️", "alert": "⛔"}
+ICONS = {"info": "ℹ️", "good": "✓", "warning": "⚠️", "alert": "✖"}  # glyphs every text font has (no emoji font needed)
 TITLE = "What this run found"
 
 

@@ -20,6 +20,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
+from audit_core.findings.cases import STRIKING_RULE, class_name, striking_case
 from audit_core.fragility import neural
 from audit_core.fragility.audit import AuditOptions, FragilityAudit, compare_models, run_fragility_audit
 from audit_core.fragility.engine import FragilityConfig
@@ -33,6 +34,7 @@ from components.counts import count_input
 from components import jobs
 from components.feedback import code, guarded, md_escape, progress_bar, stale_notice
 from components.figures import fragility as ff
+from components.glossary import table as show_table
 from components.state import PERSIST, Keys, ResultSlot, current_provenance, registry
 
 __all__ = ["AUDIT_KEY", "AUDIT_SLOT", "JOB", "NEURAL_KEY", "options_form", "start_audit", "follow_and_adopt",
@@ -42,6 +44,8 @@ AUDIT_KEY = "fragility_audit"
 COMPARE_KEY = "fragility_compare"
 NEURAL_KEY = "fragility_neural"
 JOB = "fragility"  # components.jobs name
+#: p̂ at or above which a prediction counts as confident (the findings' default).
+CONFIDENT = 0.8
 #: The audit shown on the page, tied to the table, declaration and workspace it was computed from.
 AUDIT_SLOT = ResultSlot(AUDIT_KEY, "fragility audit")
 NEURAL_SLOT = ResultSlot(NEURAL_KEY, "FR-ResMLP comparison")
@@ -118,12 +122,12 @@ def _ranking(audit: FragilityAudit) -> None:
     stratum = c2.selectbox("Stratum", list(audit.auroc["stratum"].unique()), key="fr_stratum", persist_state=PERSIST)
     st.plotly_chart(ff.auroc_figure(audit.auroc, label=label, stratum=stratum), key="view_fr_auroc")
     part = audit.auroc[(audit.auroc["label"] == label) & (audit.auroc["stratum"] == stratum)]
-    st.dataframe(part.sort_values("auroc", ascending=False), hide_index=True, key="view_fr_auroc_table")
+    show_table(part.sort_values("auroc", ascending=False), hide_index=True, key="view_fr_auroc_table")
     if part["same_ranking"].any():
         st.caption("Binary task: max-softmax, negative entropy, margin and negative energy are monotone transforms "
                    "of one another and rank identically, so they count as one piece of evidence.")
     st.markdown("**Incremental value over confidence** (5-fold CV AUROC of a logistic model; paired bootstrap interval)")
-    st.dataframe(audit.incremental, hide_index=True, key="view_fr_incremental")
+    show_table(audit.incremental, hide_index=True, key="view_fr_incremental")
 
 
 def _heatmaps(audit: FragilityAudit) -> None:
@@ -142,32 +146,75 @@ def _heatmaps(audit: FragilityAudit) -> None:
     st.plotly_chart(ff.delta_heatmap_figure(delta.loc[order]), key="view_fr_delta_heatmap")
 
 
+#: Column of :func:`case_values` marking the groups set to reference values up to the flip.
+REMOVED = "removed to flip"
+
+
+def case_values(ws: Workspace, cert) -> pd.DataFrame:
+    """One case's raw values, one row per column: evidence group, column, value, removed up to the flip (first)."""
+    keys = np.asarray(ws.dataset.keys).astype(str)
+    row = ws.dataset.frame.iloc[int(np.flatnonzero(keys == str(cert.key))[0])]
+    removed = set(cert.removal_order_names()[:min(cert.k_star, cert.protocol.k)])
+    rows = [{"evidence group": g, "column": c, "value": "missing" if pd.isna(row[c]) else str(row[c]),
+             REMOVED: "yes" if g in removed else ""}
+            for c, g in sorted(ws.grouping.raw_map().items(), key=lambda cg: (cg[1] not in removed, cg[1], cg[0]))
+            if c in row.index]
+    return pd.DataFrame(rows, columns=["evidence group", "column", "value", REMOVED])
+
+
+def _fragile_pool_note(audit: FragilityAudit, pool: pd.DataFrame, *, shown: int) -> str:
+    """How the "confident but fragile" list relates to the headline count of confident flips."""
+    s, K = audit.summary, int(audit.batch.protocol.k)
+    conf = s["p_hat"] >= CONFIDENT
+    head = (f" The headline counts {int(s.loc[conf, 'donor_any'].sum())} of {int(conf.sum())} confident cases that "
+            f"flip when up to {audit.options.donor_groups} groups take another case's values (a different test); "
+            f"{int(pool['donor_any'].sum())} of the listed cases are among them.") if "donor_any" in s else ""
+    return (f"Listed: the {len(pool)} confident cases (p̂ ≥ {CONFIDENT:g}) whose certificate flips when at most "
+            f"{K} groups are set to reference values, fewest groups first, then highest p̂"
+            f"{f' (the first {shown} shown)' if shown < len(pool) else ''}.{head}")
+
+
 def _case_inspector(ws: Workspace, audit: FragilityAudit, *, stale: bool = False) -> None:
     st.subheader("Case inspector")
     s = audit.summary
-    mode = st.radio("Pick from", ["Top of FDS ranking", "Confident but fragile"], horizontal=True, key="fr_case_mode", persist_state=PERSIST)
-    if mode == "Confident but fragile":
-        pool = s[(s["p_hat"] >= 0.8) & (s["k_star"] <= audit.batch.protocol.k)]
-        pool = pool if len(pool) else s
+    K = int(audit.batch.protocol.k)
+    mode = st.radio("Pick from", ["Confident but fragile", "Top of FDS ranking"], horizontal=True,
+                    key="fr_case_mode", persist_state=PERSIST)
+    fragile = s[(s["p_hat"] >= CONFIDENT) & (s["k_star"] <= K)].sort_values(["k_star", "p_hat"],
+                                                                            ascending=[True, False], kind="stable")
+    if mode == "Confident but fragile" and len(fragile):
+        pool = fragile.head(50)
+        st.caption(_fragile_pool_note(audit, fragile, shown=len(pool)))
     else:
-        pool = s
-    pool = pool.sort_values("fds", ascending=False).head(50)
+        if mode == "Confident but fragile":
+            st.caption(f"No confident case (p̂ ≥ {CONFIDENT:g}) flips within {K} groups: the FDS ranking is listed.")
+        pool = s.sort_values("fds", ascending=False, kind="stable").head(50)
     keys = [str(k) for k in pool["key"]]
     if st.session_state.get("fr_case") not in keys:
-        st.session_state["fr_case"] = keys[0]
-    key = st.selectbox("Case", keys, key="fr_case", persist_state=PERSIST)
+        best = striking_case(s, k=K, confident=CONFIDENT)
+        st.session_state["fr_case"] = best.key if best is not None and best.key in keys else keys[0]
+    key = st.selectbox("Case", keys, key="fr_case", persist_state=PERSIST,
+                       help="Opens on the most striking case: " + STRIKING_RULE.format(confident=CONFIDENT) + ".")
     i = int(np.flatnonzero(s["key"].astype(str).to_numpy() == key)[0])
     cert = audit.batch.certificate(i)
+    names = ws.dataset.primary.class_names
     st.markdown(f"#### Case trajectory · {md_escape(key)}")
-    st.caption(f"ŷ = {cert.y_hat:d}, p̂ = {cert.p_hat:.3f}, m0 = {cert.m0:.3f}, k* = {cert.k_star:d}, RCMA = {cert.rcma:.3f}, "
-               f"d = {cert.d:.2f}, FDS = {cert.fds:.3f}")
+    flips = (f"flips to '{md_escape(class_name(names, int(cert.path_labels[cert.k_star])))}' after {cert.k_star} "
+             f"group{'s' if cert.k_star != 1 else ''}" if cert.k_star <= K else f"does not flip within {K} groups")
+    st.caption(f"Predicted '{md_escape(class_name(names, cert.y_hat))}' for {md_escape(ws.dataset.primary.name)} "
+               f"with probability {cert.p_hat:.3f} (actually '{md_escape(class_name(names, int(s['y_true'].iloc[i])))}'); "
+               f"{flips}. Margin {cert.m0:.3f}, RCMA {cert.rcma:.3f}, d {cert.d:.2f}, FDS {cert.fds:.3f}.")
     c1, c2 = st.columns(2)
     c1.plotly_chart(ff.trajectory_figure(cert), key="view_fr_trajectory")
     c2.plotly_chart(ff.degradation_figure(cert), key="view_fr_degradation")
-    names = cert.protocol.group_names
-    order = pd.DataFrame({"rank": range(1, len(cert.order) + 1), "group": [names[g] for g in cert.order],
-                          "delta": [cert.delta[g] for g in cert.order]})
-    st.dataframe(order, hide_index=True, key="view_fr_order")
+    c3, c4 = st.columns(2)
+    names_g = cert.protocol.group_names
+    order = pd.DataFrame({"rank": range(1, len(cert.order) + 1), "group": [names_g[g] for g in cert.order],
+                          "margin drop when removed alone (Δ_g)": [cert.delta[g] for g in cert.order]})
+    with c3:
+        show_table(order, hide_index=True, key="view_fr_order")
+    with c4:
+        show_table(case_values(ws, cert), hide_index=True, key="view_fr_case_values")
     _model_comparison(ws, audit, str(key), stale=stale)
 
 
@@ -182,7 +229,7 @@ def _model_comparison(ws: Workspace, audit: FragilityAudit, key: str, *, stale: 
     if result is None:
         return
     table, batches = result
-    st.dataframe(table, hide_index=True, key="view_fr_compare_table")
+    show_table(table, hide_index=True, key="view_fr_compare_table")
     winner = table.loc[table["heldout_auroc"].idxmax(), "model"]
     stable = table.loc[table["mean_rcma"].idxmin(), "model"]
     cols = st.columns(2)
@@ -194,17 +241,17 @@ def _model_comparison(ws: Workspace, audit: FragilityAudit, key: str, *, stale: 
 
 def _search_and_temperature(audit: FragilityAudit) -> None:
     st.subheader("Greedy vs exact and beam search")
-    st.dataframe(audit.search, hide_index=True, key="view_fr_search")
+    show_table(audit.search, hide_index=True, key="view_fr_search")
     if audit.temperature is not None:
         t = audit.temperature
         st.subheader("Brittleness-aware temperature")
         st.caption(f"T(x) = T0·(1 + β·FDS): T0 = {t.t0:.3f}, β = {t.beta:.3f} (fitted on {t.n_val:d} cases; "
                    f"evaluated on {t.n_test:d}; pseudo-logits)")
         st.plotly_chart(ff.temperature_figure(t.table), key="view_fr_temperature")
-        st.dataframe(t.table, hide_index=True, key="view_fr_temperature_table")
+        show_table(t.table, hide_index=True, key="view_fr_temperature_table")
     if audit.baseline is not None:
         st.subheader("Baseline sensitivity")
-        st.dataframe(audit.baseline, hide_index=True, key="view_fr_baseline")
+        show_table(audit.baseline, hide_index=True, key="view_fr_baseline")
 
 
 def _exports(audit: FragilityAudit, *, stale: bool = False) -> None:
@@ -225,7 +272,7 @@ def show_audit(ws: Workspace, audit: FragilityAudit) -> None:
     if stale:
         stale_notice(AUDIT_SLOT.what, AUDIT_SLOT.provenance.describe(changed))
     _headline(audit, stale=stale)
-    st.plotly_chart(ff.distributions_figure(audit.summary), key="view_fr_distributions")
+    st.plotly_chart(ff.distributions_figure(audit.summary, k=int(audit.batch.protocol.k)), key="view_fr_distributions")
     if not audit.complete:
         st.warning("The run was stopped early: only the certificates computed so far are shown.")
         _case_inspector(ws, audit, stale=stale)
@@ -279,7 +326,7 @@ def neural_section(ws: Workspace, options: AuditOptions) -> None:
         table = result.to_frame()
         st.markdown(f"**FR-ResMLP vs the same network at α = γ = 0** · {result.n_train:,} training rows · "
                     f"AUROC on {result.n_heldout:,} held-out rows · certificates on {result.n_cases:,} held-out cases")
-        st.dataframe(table, hide_index=True, key="view_fr_neural_table")
+        show_table(table, hide_index=True, key="view_fr_neural_table")
         st.plotly_chart(ff.neural_comparison_figure(table), key="view_fr_neural_figure")
         st.caption("Lower mean RCMA / FDS = less fragile under the same certificate protocol. "
                    "RCMA is relative to each case's own margin, so it can move differently from FDS.")

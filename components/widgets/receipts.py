@@ -36,6 +36,7 @@ from audit_core.safe_text import load_yaml
 from components.counts import count_input
 from components.feedback import code, guarded, md_escape, stale_notice
 from components.figures.receipts import baseline_figure, cube_view, reason_debt_figure
+from components.glossary import table as show_table
 from components.state import PERSIST, Provenance, ResultSlot, digest, registry
 
 __all__ = ["RcKeys", "EXAMPLES", "editor_section", "cube_section", "benchmark_section",
@@ -398,8 +399,10 @@ def gate_section() -> None:
     if absent:
         st.warning("Absent grounds (declared UNKNOWN, never guessed): " + ", ".join(map(code, absent)))
     g1, g2 = st.columns(2)
-    g1.dataframe(gc.old_grounds.to_frame(), hide_index=True, key="view_rc_gate_old_grounds")
-    g2.dataframe(gc.new_grounds.to_frame(), hide_index=True, key="view_rc_gate_new_grounds")
+    with g1:
+        show_table(gc.old_grounds.to_frame(), hide_index=True, key="view_rc_gate_old_grounds")
+    with g2:
+        show_table(gc.new_grounds.to_frame(), hide_index=True, key="view_rc_gate_new_grounds")
     if cube.k:
         st.plotly_chart(cube_view(cube, title=f"Release gate: {cube.v_old} → {cube.v_new}"), key="view_rc_gate_cube")
     st.dataframe(gc.cube.to_frame(), hide_index=True, key="view_rc_gate_cells")

@@ -26,6 +26,7 @@ from audit_core.runs.compare import compare_runs_tables
 from audit_core.runs.gate import compare_runs
 from audit_core.runs.registry import RunRecord
 from components.feedback import code, guarded, md_escape
+from components.glossary import table as show_table
 from components.report import figures_for, render_report, summary_frame
 from components.state import PERSIST, registry
 
@@ -160,7 +161,7 @@ def show_record(record: RunRecord, *, key: str) -> None:
         st.plotly_chart(fig, key=f"view_ru_{key}_fig_{i}")
     for name, df in record.tables.items():
         with st.expander(f"Table {code(name)} · {df.shape[0]:,} × {df.shape[1]:,}"):
-            st.dataframe(df, hide_index=True, key=f"view_ru_{key}_table_{name}")
+            show_table(df, hide_index=True, key=f"view_ru_{key}_table_{name}")
     with st.expander("Manifest (seeds, input hashes, versions)"):
         st.json(record.manifest, expanded=True)
     with st.expander("Configuration"):

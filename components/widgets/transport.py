@@ -18,6 +18,7 @@ import pandas as pd
 import streamlit as st
 
 from audit_core.data.dataset import build_dataset
+from audit_core.findings.glossary import explain
 from audit_core.errors import fail
 from audit_core.models.training import Workspace
 from audit_core.models.zoo import ZOO
@@ -97,13 +98,15 @@ def declaration_section(frame: pd.DataFrame, ds_config, info) -> dict:
 def tolerance_section() -> dict | None:
     """Tolerances δ_m, locked before the run."""
     locked = st.session_state.get(LOCK_KEY)
-    st.markdown("**Tolerances δ_m** — declared before any target result is seen, then locked.")
+    st.markdown("**Tolerances δ_m** — declared before any target result is seen, then locked.",
+                help=explain("δ_m"))
     cols = st.columns(4)
     for i, (m, v) in enumerate(DEFAULT_TOLERANCES.items()):
         # value= (not a session-state default): an out-of-range entry resets to the declared tolerance, the
         # value the lock then reads, so the locked number and the one shown always agree
         cols[i % 4].number_input(m, min_value=0.0, value=float(v), step=0.005, format="%.3f", key=f"tr_tol_{m}",
-                                 persist_state=PERSIST, disabled=locked is not None)
+                                 persist_state=PERSIST, disabled=locked is not None,
+                                 help=f"{explain(m)} Tolerance: the largest change of it declared harmless.")
     if locked is None:
         if st.button("Lock tolerances", key="act_tr_lock"):
             st.session_state[LOCK_KEY] = {m: float(st.session_state[f"tr_tol_{m}"]) for m in DEFAULT_TOLERANCES}

@@ -1,0 +1,189 @@
+"""The guided demo on Home: one button runs every audit on the loan sample, then a story of four steps.
+
+The demo runs as a :class:`components.jobs.Job` (it goes on when the user
+leaves Home). Its work is one library call,
+:func:`audit_core.findings.demo.run_demo`, on the session's declaration of
+the loan sample (loaded first when another table is current). When the job
+ends, its results also go into the result slots of Data & groups, Fragility
+and Transport, so each step's link opens the full page on the same results.
+Sentences come from the :class:`~audit_core.findings.demo.DemoStep` findings;
+figures are the pages' own figure builders.
+"""
+from __future__ import annotations
+
+import os
+from dataclasses import replace
+
+import numpy as np
+import pandas as pd
+import streamlit as st
+
+from audit_core.findings.cases import STRIKING_RULE, class_name
+from audit_core.findings.demo import DemoOptions, DemoResult, DemoStep, run_demo
+from components import jobs
+from components.feedback import guarded, md_escape
+from components.figures import fragility as ff
+from components.glossary import table as show_table
+from components.figures import transport as tf
+from components.figures.receipts import cube_view
+from components.state import (WORKSPACE_SLOT, Keys, Provenance, ResultSlot, current_provenance, registry,
+                              workspace_digest)
+from components.widgets.findings import findings_panel
+from components.widgets.fragility import case_values
+
+__all__ = ["DEMO_SLOT", "OPTIONS_KEY", "JOB", "SAMPLE", "demo_section"]
+
+JOB = "demo"
+SAMPLE = "loan_synthetic"
+#: The finished demo (a DemoResult), tied to the table and declaration it ran on.
+DEMO_SLOT = ResultSlot("demo_result", "demo")
+#: Session key for other :class:`DemoOptions` (AppTests); else ``AUDIT_DEMO_SIZE=quick`` (browser tests) gives
+#: :meth:`DemoOptions.quick`, and the defaults otherwise.
+OPTIONS_KEY = "demo_options"
+SIZE_ENV = "AUDIT_DEMO_SIZE"
+PAGES = {"fragility": ("pages/fragility.py", "Open the full Fragility audit", ":material/heart_broken:"),
+         "transport": ("pages/transport.py", "Open the full Transport audit", ":material/swap_horiz:"),
+         "receipts": ("pages/receipts.py", "Open Receipts (the release gate across saved runs)",
+                      ":material/receipt_long:")}
+
+
+def _start() -> jobs.Job:
+    """Load the loan sample when another table is current, read the declaration, start the job."""
+    from components.widgets.data import current_config, ensure_sample_loaded
+
+    if st.session_state.get(Keys.SOURCE_ID) != f"sample:{SAMPLE}":
+        st.session_state[Keys.TABLE] = None  # ensure_sample_loaded loads a sample only when no table is current
+        ensure_sample_loaded(SAMPLE)
+    table = st.session_state[Keys.TABLE]
+    config, groups = current_config(table, st.session_state[Keys.COLUMNS])
+    info = st.session_state.get(Keys.SAMPLE)
+    codes = dict(getattr(info, "missing_codes", {}) or {})
+    options = st.session_state.get(OPTIONS_KEY) or (
+        DemoOptions.quick() if os.environ.get(SIZE_ENV, "").strip().lower() == "quick" else DemoOptions())
+    reg = registry()
+
+    def work(job: jobs.Job):
+        result = run_demo(table.frame, config, raw_groups=groups, registry=reg, missing_codes=codes,
+                          options=options, progress=job.progress, should_stop=job.stop_requested)
+        return result, result.run_ids["transport"]
+
+    return jobs.start(JOB, "Demo", work, provenance=current_provenance())
+
+
+def _share(result: DemoResult, provenance: Provenance) -> None:
+    """Put the demo's results into the pages' result slots (once, when the job is adopted).
+
+    ``provenance`` is the job's (the table and declaration the demo started from), so a declaration edited while
+    the demo ran makes its results stale on the pages, as any other result.
+    """
+    from components.widgets import fragility as fw
+    from components.widgets import transport as tw
+
+    WORKSPACE_SLOT.put(result.workspace, provenance, run_id=result.run_ids["model"])
+    st.session_state[Keys.MESSAGE] = (f"Model ready: {result.workspace.model.spec.get('kind')} (trained by the demo) "
+                                      f"· saved as run {result.run_ids['model']}.")
+    fw.AUDIT_SLOT.put(result.audit, replace(provenance, model=workspace_digest(result.workspace)),
+                      run_id=result.run_ids["fragility"])
+    st.session_state[fw.COMPARE_KEY] = (result.models, result.batches)
+    tw.RESULT_SLOT.put(result.transport, provenance, run_id=result.run_ids["transport"])
+
+
+def _link(step: DemoStep) -> None:
+    page, label, icon = PAGES[step.page]
+    st.page_link(page, label=f"{label} →", icon=icon)
+
+
+def _step_case(result: DemoResult, step: DemoStep) -> None:
+    case = result.case
+    if case is None:
+        return
+    cert = result.audit.batch.certificate(case.index)
+    names = result.workspace.dataset.primary.class_names
+    target = result.workspace.dataset.primary.name
+    truth = class_name(names, int(result.audit.summary["y_true"].iloc[case.index]))
+    st.caption(f"Chosen by rule: {STRIKING_RULE.format(confident=0.8)}. Target {md_escape(target)}: predicted "
+               f"'{md_escape(class_name(names, cert.y_hat))}', actually '{md_escape(truth)}'. The table lists the "
+               "case's values, the groups removed up to the flip first.")
+    c1, c2 = st.columns([3, 2])
+    c1.plotly_chart(ff.trajectory_figure(cert, title=f"Case {case.key}: margin as evidence groups are removed"),
+                    key="view_demo_trajectory")
+    with c2:
+        show_table(case_values(result.workspace, cert), hide_index=True, key="view_demo_case_values", height=420)
+
+
+def _step_models(result: DemoResult) -> None:
+    show_table(result.models, hide_index=True, key="view_demo_models")
+    if result.case is None:
+        return
+    cols = st.columns(len(result.batches))
+    for col, (kind, (_, batch)) in zip(cols, result.batches.items()):
+        i = int(np.flatnonzero(np.asarray(batch.keys).astype(str) == result.case.key)[0])
+        col.plotly_chart(ff.trajectory_figure(batch.certificate(i), title=f"Case {result.case.key} under {kind}"),
+                         key=f"view_demo_traj_{kind}")
+
+
+def _step_transport(result: DemoResult) -> None:
+    tr, o = result.transport, result.options
+    cfg = tr.manifest["config"]
+    model = cfg["models"][0]
+    mapping = "platt" if "platt" in cfg["mappings"] else cfg["mappings"][0]
+    c1, c2 = st.columns(2)
+    c1.plotly_chart(tf.risk_selection_figure(tr.extras["curves"], tr.table, model=model, mapping=mapping,
+                                             selection_rate=o.selection_rate), key="view_demo_risk")
+    c2.plotly_chart(tf.frontier_figure(tr.table, model=model, mapping=mapping), key="view_demo_frontier")
+
+
+def _step_gate(result: DemoResult) -> None:
+    g = result.gate
+    st.caption(f"Baseline: the model run alone ({md_escape(g.run_ids_a[0])}), before any audit; candidate: the "
+               f"model, fragility and transport runs of the demo. Deployment scope: {md_escape(g.scope)}.")
+    cube = g.comparison.cube.cube
+    c1, c2 = st.columns([3, 2])
+    if cube.k:
+        c1.plotly_chart(cube_view(cube, title=f"Release gate: {cube.v_old} → {cube.v_new}"), key="view_demo_cube")
+    t = g.to_frame()
+    table = pd.DataFrame({"ground": t["ground"], "in the receipt": t["in_receipt"].map({True: "yes", False: ""}),
+                          "baseline": t["value_a"].map(_value), "candidate": t["value_b"].map(_value)})
+    with c2:
+        show_table(table, hide_index=True, key="view_demo_gate_grounds")
+
+
+def _value(v) -> str:
+    """A ground's value for display: ``unknown`` when no run provides it (never "None")."""
+    return "unknown (no run)" if v is None or (isinstance(v, float) and np.isnan(v)) else f"{v:.4g}"
+
+
+_FIGURES = {1: _step_case, 2: lambda r, s: _step_models(r), 3: lambda r, s: _step_transport(r),
+            4: lambda r, s: _step_gate(r)}
+
+
+def _story(result: DemoResult) -> None:
+    st.markdown("**The demo's story** · runs saved: " + ", ".join(
+        f"{k} {md_escape(v)}" for k, v in result.run_ids.items()))
+    tabs = st.tabs([f"{s.number} · {s.title}" for s in result.steps])
+    for tab, step in zip(tabs, result.steps):
+        with tab:
+            findings_panel(step.findings, key=f"view_demo_step{step.number}")
+            with guarded(f"drawing step {step.number}"):
+                _FIGURES[step.number](result, step)
+            _link(step)
+
+
+def demo_section() -> None:
+    """The "Run the demo" button, its progress, and the story once it has run."""
+    st.subheader("Guided demo")
+    st.caption("One click runs the bundled loan sample (2019 → 2023) through Data & groups, Fragility, Transport "
+               "and the release gate, saves the runs, and tells what they found in four steps (about a minute).")
+    job = jobs.current(JOB)
+    running = job is not None and job.running
+    c1, c2 = st.columns([1, 4])
+    if c1.button("Run the demo", type="primary", key="act_demo_run", disabled=running):
+        with guarded("starting the demo"):
+            job = _start()
+    if running and c2.button("Stop", key="act_demo_stop"):
+        job.request_stop()
+    if jobs.follow_and_adopt(job, DEMO_SLOT, stopped="The demo was stopped; the runs saved so far are kept."):
+        _share(DEMO_SLOT.value, job.provenance)
+    result = DEMO_SLOT.value
+    if result is not None:
+        _story(result)
