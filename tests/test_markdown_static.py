@@ -48,6 +48,17 @@ TRUSTED: dict[tuple[str, str], str] = {
     ("pages/transport.py", "st.info(tw.model_note(result), icon=\":material/model_training:\")"):
         "model_note puts every value from the manifest in code spans (components/widgets/transport.py)",
     ("components/widgets/findings.py", 'st.markdown(f"**{TITLE}**")'): "TITLE is the panel's own constant",
+    ("components/glossary.py", "with st.expander(title):"): "callers pass the app's own titles (default: a constant)",
+    ("components/widgets/demo.py", 'st.caption(f"Chosen by rule: {STRIKING_RULE.format(confident=0.8)}. Target '
+                                   '{md_escape(target)}: predicted "'):
+        "STRIKING_RULE is the app's sentence; the target and class names are escaped",
+    ("components/widgets/demo.py", 'st.markdown("**The demo\'s story** · runs saved: " + ", ".join('):
+        "the audit kinds are the demo's own keys; the run ids are escaped",
+    ("components/widgets/fragility.py", "st.caption(_fragile_pool_note(audit, fragile, shown=len(pool)))"):
+        "_fragile_pool_note holds only counts and the app's words",
+    ("components/widgets/fragility.py", 'st.caption(f"Predicted \'{md_escape(class_name(names, cert.y_hat))}\' for '
+                                        '{md_escape(ws.dataset.primary.name)} "'):
+        "every name is escaped; flips is built from escaped class names and counts",
     ("pages/transport.py", "st.info(tw.RESULT_SLOT.note, icon=\":material/update:\")"):
         "the job's note: the app's sentence with two clock times",
 }

@@ -187,7 +187,7 @@ def _case_inspector(ws: Workspace, audit: FragilityAudit, *, stale: bool = False
         st.caption(_fragile_pool_note(audit, fragile, shown=len(pool)))
     else:
         if mode == "Confident but fragile":
-            st.caption(f"No confident case (p̂ ≥ {CONFIDENT:g}) flips within {K} groups: the FDS ranking is listed.")
+            st.caption(f"No confident case (p̂ ≥ {CONFIDENT:g}) flips within {int(K)} groups: the FDS ranking is listed.")
         pool = s.sort_values("fds", ascending=False, kind="stable").head(50)
     keys = [str(k) for k in pool["key"]]
     if st.session_state.get("fr_case") not in keys:
