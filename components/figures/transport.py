@@ -152,7 +152,7 @@ def stress_figure(table: pd.DataFrame, *, model: str, mapping: str, metric: str 
                                          name=cond + (" (bound)" if cond == "oracle" else ""), showlegend=dom == "id"))
     fig.update_layout(title=f"Evidence degradation · {metric} · random sets vs targeted deletion",
                       yaxis_title=metric, xaxis_title="test set", boxmode="group", **_LAYOUT)
-    if not len(fig.data) or all(len(tr.y if tr.y is not None else ()) == 0 for tr in fig.data):
+    if not (base["condition"].str.startswith("random_set:") | (base["condition"] == "targeted")).any():
         return not_run(fig, "Degradation stress not run: add 'degradation' to the stresses to delete evidence "
                             "groups (targeted and random sets).")
     return fig
