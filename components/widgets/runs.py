@@ -22,7 +22,7 @@ import streamlit as st
 
 from audit_core.errors import AuditInputError, fail
 from audit_core.runs.bundle import export_bundle, import_bundle, parquet_zip
-from audit_core.runs.compare import compare_runs_tables
+from audit_core.runs.compare import change_directions, compare_runs_tables, largest_changes
 from audit_core.runs.gate import compare_runs
 from audit_core.runs.registry import RunRecord
 from components.feedback import code, guarded, md_escape
@@ -226,18 +226,29 @@ def compare_section(runs: pd.DataFrame) -> None:
         if ra.dataset_fingerprint != rb.dataset_fingerprint:
             st.caption("The two runs audited different data (dataset fingerprints differ).")
         deltas = compare_runs_tables(ra.tables, rb.tables)
-        if "verdict changes" in deltas:
-            changes = deltas.pop("verdict changes")
-            st.markdown(f"**Verdict changes** · {len(changes)} row(s)")
-            st.dataframe(changes, hide_index=True, key="view_ru_cmp_verdicts")
+        changes = deltas.pop("verdict changes", None)
+        # the summary first: changes by direction, the gate's receipt, the five largest changes; details on demand
+        if changes is not None:
+            counts = change_directions(changes).value_counts()
+            cols = st.columns(4)
+            for col, what in zip(cols, ("better", "worse", "changed", "only in one run")):
+                n = int(counts.get(what, 0)) if what != "only in one run" else int(counts.get("only in A", 0) + counts.get("only in B", 0))
+                col.metric(f"Verdicts {what}" if what != "changed" else "Verdicts changed (no order)", n)
+        link = RECEIPT_GATE_HOOK(ra, rb)
+        if link:
+            st.markdown(link)
+        top = largest_changes(deltas)
+        if len(top):
+            st.markdown("**The 5 largest changes** · B − A")
+            st.dataframe(top, hide_index=True, key="view_ru_cmp_top")
+        if changes is not None:
+            with st.expander(f"All verdict changes ({len(changes)} row(s))"):
+                st.dataframe(changes.assign(change=change_directions(changes)), hide_index=True, key="view_ru_cmp_verdicts")
         if not deltas:
             st.info("The two runs share no table with numeric columns to compare.")
         for name, df in deltas.items():
-            st.markdown(f"**{md_escape(name)}** · B − A")
-            st.dataframe(df, hide_index=True, key=f"view_ru_cmp_{name}")
-        link = RECEIPT_GATE_HOOK(ra, rb)
-        if link:
-            st.caption(link)
+            with st.expander(f"{name} · B − A ({len(df):,} row(s))"):
+                st.dataframe(df, hide_index=True, key=f"view_ru_cmp_{name}")
         left, right = st.columns(2)
         with left:
             st.markdown("**Run A**")
