@@ -46,7 +46,7 @@ audits:
   - {kind: model, bootstrap: 200}
   - {kind: fragility, max_cases: 300, chunk_size: 50, seed: 0}
   - {kind: transport, n_refits: 5, n_bootstrap: 200, mappings: [raw, platt], stresses: [target_definition, degradation], n_random_sets: 20, seed: 0}
-  - {kind: receipts, mode: cube, old: old.yaml, new: new.yaml, granularity: items}
+  - {kind: receipts, mode: cube, old: "WORK/old.yaml", new: "WORK/new.yaml", granularity: items}
 """
 
 
@@ -54,7 +54,7 @@ def _make_runs(registry: RunRegistry, work: Path) -> None:
     names = "abcdefgh"
     (work / "old.yaml").write_text(STATE.format(g=", ".join(f"{n}: 1" for n in names)))
     (work / "new.yaml").write_text(STATE.format(g=", ".join(f"{n}: 2" for n in names)))
-    (work / "cfg.yaml").write_text(textwrap.dedent(CONFIG))
+    (work / "cfg.yaml").write_text(textwrap.dedent(CONFIG).replace("WORK", str(work)))
     for o in run_config(load_config(work / "cfg.yaml"), registry=registry, base_dir=work):
         assert o.status == "done", o.error
 

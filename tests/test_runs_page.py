@@ -100,3 +100,24 @@ def test_import_bundle_errors_are_messages(reg: RunRegistry, tmp_path: Path) -> 
     at.run()
     assert run_id in set(_frame(at, "n_tables")["run_id"])
     assert not at.exception
+
+
+def test_pdf_summary_without_chromium_says_so(reg: RunRegistry, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setenv("AUDIT_CHROMIUM", str(tmp_path / "no-chromium"))
+    save_custom_run(reg)
+    at = _runs_page()
+    assert not at.exception, at.exception
+    assert any("PDF summary: Chromium is not installed on this server" in c.value for c in at.caption)
+    assert not [b for b in at.button if b.key == "act_ru_pdf"]
+
+
+def test_pdf_summary_button_prints_on_demand(reg: RunRegistry) -> None:
+    from tests.browser import chromium_path
+
+    chromium_path()
+    save_custom_run(reg)
+    at = _runs_page()
+    at.button(key="act_ru_pdf").click().run()
+    assert not at.exception, at.exception
+    assert not [b for b in at.button if b.key == "act_ru_pdf"]  # replaced by the download of the printed PDF
+    assert not at.error

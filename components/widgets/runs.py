@@ -15,7 +15,9 @@ rules) and shows both verdicts, PASSED/FAILED and the gate's receipt.
 from __future__ import annotations
 
 import dataclasses
+import tempfile
 from collections.abc import Callable
+from pathlib import Path
 
 import pandas as pd
 import streamlit as st
@@ -26,7 +28,7 @@ from audit_core.runs.compare import change_directions, compare_runs_tables, larg
 from audit_core.runs.gate import compare_runs
 from audit_core.runs.registry import RunRecord
 from components.feedback import code, guarded, md_escape
-from components.report import figures_for, render_report, summary_frame
+from components.report import chromium_executable, figures_for, render_report, summary_frame, write_pdf
 from components.state import PERSIST, registry
 
 __all__ = [
@@ -39,6 +41,7 @@ __all__ = [
 ]
 
 _PENDING_DELETE = "runs_pending_delete"  # session key (not a widget): run id awaiting confirmation
+_PDF_READY = "runs_pdf_ready"  # session key (not a widget): run id whose PDF summary was asked for
 _ALL = "(all)"
 
 
@@ -186,8 +189,32 @@ def run_view_section(runs: pd.DataFrame) -> None:
         if c4.button("Delete run…", key="act_ru_delete", disabled=registry().read_only,
                      help="The registry is open read-only." if registry().read_only else None):
             st.session_state[_PENDING_DELETE] = run_id
+        _pdf_summary(run_id, record)
         _delete_confirmation(run_id)
         show_record(record, key="open")
+
+
+@st.cache_data(show_spinner="Printing the one-page summary with Chromium…", max_entries=4)
+def _pdf_bytes(run_id: str, updated_at: str, path: str) -> bytes:
+    with tempfile.TemporaryDirectory(prefix="audit-report-") as tmp:
+        html = Path(tmp) / "report.html"
+        html.write_bytes(_report_bytes(run_id, updated_at, path))
+        return write_pdf(html, Path(tmp) / "summary.pdf").read_bytes()
+
+
+def _pdf_summary(run_id: str, record: RunRecord) -> None:
+    """The report's one-page summary as a PDF (headless Chromium), printed on demand."""
+    if chromium_executable() is None:
+        st.caption("PDF summary: Chromium is not installed on this server; printing the HTML report from a "
+                   "browser gives the same one-page summary.")
+        return
+    if st.session_state.get(_PDF_READY) != run_id:
+        if st.button("PDF summary (one page)…", key="act_ru_pdf"):
+            st.session_state[_PDF_READY] = run_id
+            st.rerun()
+        return
+    st.download_button("Download the PDF summary", data=_pdf_bytes(run_id, record.updated_at, str(registry().path)),
+                       file_name=f"summary-{run_id.replace(':', '_')}.pdf", mime="application/pdf", key="act_ru_dl_pdf")
 
 
 def _delete_confirmation(run_id: str) -> None:
