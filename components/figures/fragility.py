@@ -70,6 +70,7 @@ def auroc_figure(table: pd.DataFrame, *, label: str, stratum: str) -> go.Figure:
     k = int(part["n_brittle"].iloc[0]) if len(part) else 0
     fig.update_layout(title=f"AUROC for '{label}' · {stratum} · n={n}, brittle={k}", height=360, **_LAYOUT)
     fig.update_xaxes(range=[0, 1], title="AUROC (95% bootstrap interval)")
+    fig.update_yaxes(title="score", type="category", dtick=1)
     return fig
 
 
@@ -108,7 +109,8 @@ def delta_heatmap_figure(delta: pd.DataFrame, *, max_cases: int = 40) -> go.Figu
     fig = go.Figure(go.Heatmap(z=part.to_numpy(), x=list(part.columns), y=[str(k) for k in part.index],
                                colorscale="RdBu_r", zmid=0, colorbar=dict(title="Δ_g")))
     fig.update_layout(title="One-step margin drop Δ_g (case × group)", height=max(300, 14 * len(part) + 120), **_LAYOUT)
-    fig.update_yaxes(autorange="reversed", type="category")
+    fig.update_yaxes(autorange="reversed", type="category", title="case")
+    fig.update_xaxes(title="evidence group")
     return fig
 
 
