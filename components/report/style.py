@@ -42,7 +42,7 @@ PRINT_RESIZE_JS = """<script>
   function each(f){document.querySelectorAll('.js-plotly-plot').forEach(function(d){if(window.Plotly){f(d);}});}
   window.addEventListener('beforeprint',function(){each(function(d){
     var key=d.closest('.key');
-    if(key){var h=195;d.dataset.screenHeight=d.layout.height;
+    if(key){var h=170;d.dataset.screenHeight=d.layout.height;
       d.parentElement.style.height=d.style.height=h+'px';Plotly.relayout(d,{height:h});}
     else{Plotly.Plots.resize(d);}
   });});
