@@ -7,6 +7,7 @@ rows, and rows told apart only by ``alpha`` were joined many-to-many.
 from __future__ import annotations
 
 import numpy as np
+import pytest
 import pandas as pd
 
 from audit_core.runs.compare import change_directions, compare_runs_tables, largest_changes, verdict_changes
@@ -62,3 +63,10 @@ def test_largest_changes_by_hand() -> None:
     grown = counts.assign(n_rows=[9000.0, 1.0], m=[0.15, 0.2])
     top = largest_changes(compare_runs_tables({"t": counts}, {"t": grown}))
     assert list(top["column"]) == ["m", "m"]  # a row count never outranks a metric
+
+
+def test_largest_changes_rank_the_verdict_rows_when_there_are_any() -> None:
+    tally = pd.DataFrame({"quantity": ["conditions"], "value": [810.0]})
+    deltas = compare_runs_tables({"verdicts": A, "tally": tally}, {"verdicts": B, "tally": tally.assign(value=1350.0)})
+    top = largest_changes(deltas)
+    assert set(top["table"]) == {"verdicts"} and top["change"].iloc[0] == pytest.approx(-0.08)

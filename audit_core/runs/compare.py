@@ -145,6 +145,8 @@ def change_directions(changes: pd.DataFrame) -> pd.Series:
 def largest_changes(deltas: Mapping[str, pd.DataFrame], *, top: int = 5) -> pd.DataFrame:
     """The ``top`` largest absolute B − A differences over every compared table and value column.
 
+    When the runs have a :data:`VERDICT_TABLE`, only its rows are ranked (the
+    audited quantities; the other tables hold counts, bins and curves).
     Count-like columns (integers, names starting ``n_``) are left out, so a
     row count never outranks a metric.
 
@@ -153,6 +155,8 @@ def largest_changes(deltas: Mapping[str, pd.DataFrame], *, top: int = 5) -> pd.D
     DataFrame ``table, row, column, a, b, change`` sorted by ``|change|``, largest first.
     """
     rows = []
+    if VERDICT_TABLE in deltas:  # the audited quantities themselves; other tables hold counts, bins and curves
+        deltas = {VERDICT_TABLE: deltas[VERDICT_TABLE]}
     for name, df in deltas.items():
         if name == "verdict changes":
             continue
