@@ -168,11 +168,23 @@ def _print_findings(findings, *, indent: str = "") -> None:
 
 
 def _cmd_report(args: argparse.Namespace) -> int:
-    from components.report import write_report
+    from audit_core.errors import AuditInputError
+    from components.report import write_pdf, write_report
 
-    record = _registry(args.registry).load(args.run_id)
-    path = write_report(record, args.html)
+    registry = _registry(args.registry)
+    record = registry.load(args.run_id)
+    gate = None
+    if args.baseline:
+        from audit_core.runs.gate import compare_runs
+
+        gate = compare_runs([registry.load(i) for i in args.baseline.split(",") if i], record)
+    path = write_report(record, args.html, gate=gate)
     print(path)
+    if args.pdf:
+        try:
+            print(write_pdf(path, args.pdf))
+        except AuditInputError as exc:  # no Chromium, or it failed: the HTML report stands
+            print(f"warning: {exc.message}", file=sys.stderr)
     return EXIT_OK
 
 

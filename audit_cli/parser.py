@@ -62,6 +62,10 @@ def build_parser() -> argparse.ArgumentParser:
     rep = sub.add_parser("report", help="write the self-contained HTML report of a saved run", epilog=_EPILOG)
     rep.add_argument("run_id", metavar="RUN_ID")
     rep.add_argument("--html", required=True, metavar="OUT.html")
+    rep.add_argument("--pdf", metavar="OUT.pdf", help="also print the one-page summary to a PDF with headless Chromium "
+                     "(skipped with a message when Chromium is absent)")
+    rep.add_argument("--baseline", metavar="RUN_A", help="open the summary with the release gate from RUN_A (comma-separated "
+                     "run ids) to this run")
     registry_arg(rep)
 
     g = sub.add_parser("gate", help="release gate between two saved runs (Receipts)", epilog=_EPILOG,

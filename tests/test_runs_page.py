@@ -67,9 +67,15 @@ def test_open_compare_and_delete(reg: RunRegistry, monkeypatch: pytest.MonkeyPat
     # Compare: verdict changes between the two custom_audit runs
     at.selectbox(key="ru_cmp_a").set_value(a)
     at.selectbox(key="ru_cmp_b").set_value(b).run()
+    # the summary opens it: changes by direction (calibration fail -> pass, abstention pass -> fail), the gate
+    metrics = {m.label: m.value for m in at.metric}
+    assert metrics["Verdicts better"] == "1" and metrics["Verdicts worse"] == "1"
+    assert metrics["Verdicts changed (no order)"] == "0" and metrics["Verdicts only in one run"] == "0"
+    assert any("Release gate" in m.value for m in at.markdown)
+    assert "All verdict changes (2 row(s))" in [e.label for e in at.expander]  # the rows, on demand
     changes = _frame(at, "verdict_a")
     assert sorted(changes["check"]) == ["abstention", "calibration"]
-    assert any("Receipts audit is not installed yet" in c.value or "Release gate" in c.value for c in at.caption)
+    assert dict(zip(changes["check"], changes["change"])) == {"abstention": "worse", "calibration": "better"}
 
     # Delete with a confirmation step
     at.selectbox(key="ru_open").set_value(a).run()
@@ -94,3 +100,24 @@ def test_import_bundle_errors_are_messages(reg: RunRegistry, tmp_path: Path) -> 
     at.run()
     assert run_id in set(_frame(at, "n_tables")["run_id"])
     assert not at.exception
+
+
+def test_pdf_summary_without_chromium_says_so(reg: RunRegistry, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setenv("AUDIT_CHROMIUM", str(tmp_path / "no-chromium"))
+    save_custom_run(reg)
+    at = _runs_page()
+    assert not at.exception, at.exception
+    assert any("PDF summary: Chromium is not installed on this server" in c.value for c in at.caption)
+    assert not [b for b in at.button if b.key == "act_ru_pdf"]
+
+
+def test_pdf_summary_button_prints_on_demand(reg: RunRegistry) -> None:
+    from tests.browser import chromium_path
+
+    chromium_path()
+    save_custom_run(reg)
+    at = _runs_page()
+    at.button(key="act_ru_pdf").click().run()
+    assert not at.exception, at.exception
+    assert not [b for b in at.button if b.key == "act_ru_pdf"]  # replaced by the download of the printed PDF
+    assert not at.error

@@ -24,10 +24,20 @@ import pandas as pd
 
 from .registry import RunRecord
 
-__all__ = ["VERDICT_TABLE", "compare_runs_tables", "key_columns", "runs_overview", "table_deltas", "verdict_changes"]
+__all__ = ["VERDICT_TABLE", "OUTCOME_COLUMNS", "change_directions", "compare_runs_tables", "key_columns", "largest_changes",
+           "runs_overview", "table_deltas", "verdict_changes"]
 
 #: Name of the table whose ``verdict`` column is compared across runs.
 VERDICT_TABLE = "verdicts"
+#: Columns of a verdicts table that are outcomes like ``verdict`` (compared, never used as row keys).
+OUTCOME_COLUMNS = ("direction",)
+#: Numeric columns of a verdicts table that identify its row (a conformal α, a selection rate), used as keys.
+NUMERIC_KEYS = ("alpha", "selection_rate")
+#: How bad a verdict row is, by its ``direction`` when the table has one (an improvement is never bad),
+#: else by its verdict; a change to a lower rank is "better", to a higher one "worse".
+DIRECTION_RANK = {"better": 0, "within tolerance": 0, "undetermined": 1, "shifted": 1, "worse": 2}
+VERDICT_RANK = {"transport-stable": 0, "stable": 0, "pass": 0, "release": 0, "ok": 0,
+                "indeterminate": 1, "refer": 1, "transport-sensitive": 2, "sensitive": 2, "fail": 2, "block": 2}
 
 
 def key_columns(df: pd.DataFrame) -> list[str]:
@@ -81,11 +91,16 @@ def verdict_changes(a: pd.DataFrame, b: pd.DataFrame, *, column: str = "verdict"
     Returns
     -------
     pandas.DataFrame
-        Keys, ``verdict_a``, ``verdict_b`` (missing where a row exists in only one run).
+        Keys, ``verdict_a``, ``verdict_b`` (missing where a row exists in only one run), and
+        ``direction_a``, ``direction_b`` when both tables have a ``direction``
+        column (:data:`OUTCOME_COLUMNS` are outcomes, never keys: a row whose
+        verdict and direction both change is one change, not two one-sided rows).
     """
-    keys = [k for k in key_columns(a) if k != column and k in set(key_columns(b)) - {column}]
-    left = a[keys + [column]].astype({column: "string"})
-    right = b[keys + [column]].astype({column: "string"})
+    outcomes = [c for c in OUTCOME_COLUMNS if c in a.columns and c in b.columns and c != column]
+    keys = [k for k in key_columns(a) if k != column and k not in OUTCOME_COLUMNS and k in set(key_columns(b)) - {column}]
+    keys += [k for k in NUMERIC_KEYS if k in a.columns and k in b.columns and k not in keys]
+    left = a[keys + [column] + outcomes].astype({column: "string"})
+    right = b[keys + [column] + outcomes].astype({column: "string"})
     if not keys:
         left, right = left.assign(row=range(len(left))), right.assign(row=range(len(right)))
         keys = ["row"]
@@ -93,6 +108,71 @@ def verdict_changes(a: pd.DataFrame, b: pd.DataFrame, *, column: str = "verdict"
     va, vb = merged[f"{column}_a"], merged[f"{column}_b"]
     changed = (va != vb).fillna(True) & ~(va.isna() & vb.isna())
     return merged.loc[changed.to_numpy(dtype=bool)].reset_index(drop=True)
+
+
+def _rank(verdict, direction) -> float:
+    if isinstance(direction, str) and direction in DIRECTION_RANK:
+        return DIRECTION_RANK[direction]
+    return VERDICT_RANK.get(verdict, float("nan")) if isinstance(verdict, str) else float("nan")
+
+
+def change_directions(changes: pd.DataFrame) -> pd.Series:
+    """Direction of each verdict change A → B: ``better``, ``worse``, ``changed`` (no order), ``only in A``/``only in B``.
+
+    Parameters
+    ----------
+    changes : DataFrame
+        :func:`verdict_changes` output (``verdict_a``, ``verdict_b``, optional ``direction_a``, ``direction_b``).
+
+    Examples
+    --------
+    >>> ch = pd.DataFrame({"verdict_a": ["transport-sensitive", "transport-stable", None],
+    ...                    "verdict_b": ["transport-stable", "indeterminate", "indeterminate"]})
+    >>> list(change_directions(ch))
+    ['better', 'worse', 'only in B']
+    """
+    out = []
+    for _, row in changes.iterrows():
+        va, vb = row.get("verdict_a"), row.get("verdict_b")
+        if pd.isna(va) or pd.isna(vb):
+            out.append("only in B" if pd.isna(va) else "only in A")
+            continue
+        ra, rb = _rank(va, row.get("direction_a")), _rank(vb, row.get("direction_b"))
+        out.append("better" if rb < ra else "worse" if rb > ra else "changed")
+    return pd.Series(out, index=changes.index, dtype="object")
+
+
+def largest_changes(deltas: Mapping[str, pd.DataFrame], *, top: int = 5) -> pd.DataFrame:
+    """The ``top`` largest absolute B − A differences over every compared table and value column.
+
+    When the runs have a :data:`VERDICT_TABLE`, only its rows are ranked (the
+    audited quantities; the other tables hold counts, bins and curves).
+    Count-like columns (integers, names starting ``n_``) are left out, so a
+    row count never outranks a metric.
+
+    Returns
+    -------
+    DataFrame ``table, row, column, a, b, change`` sorted by ``|change|``, largest first.
+    """
+    rows = []
+    if VERDICT_TABLE in deltas:  # the audited quantities themselves; other tables hold counts, bins and curves
+        deltas = {VERDICT_TABLE: deltas[VERDICT_TABLE]}
+    for name, df in deltas.items():
+        if name == "verdict changes":
+            continue
+        keys = [c for c in df.columns if not str(c).endswith(("_a", "_b", "_delta"))]
+        for col in (c for c in df.columns if str(c).endswith("_delta")):
+            base = str(col)[: -len("_delta")]
+            if base.startswith("n_") or pd.api.types.is_integer_dtype(df[f"{base}_a"]):
+                continue
+            best = df[col].abs().dropna().sort_values(ascending=False, kind="stable").index[:top]
+            for _, r in df.loc[best].iterrows():  # each column's own top rows are enough for the overall top
+                rows.append(dict(table=name, row=" · ".join(str(r[k]) for k in keys if pd.notna(r[k]) and str(r[k])),
+                                 column=base, a=r[f"{base}_a"], b=r[f"{base}_b"], change=float(r[col])))
+    out = pd.DataFrame(rows, columns=["table", "row", "column", "a", "b", "change"])
+    if out.empty:
+        return out
+    return out.reindex(out["change"].abs().sort_values(ascending=False, kind="stable").index).head(top).reset_index(drop=True)
 
 
 def compare_runs_tables(
@@ -111,9 +191,12 @@ def compare_runs_tables(
     for name in a:
         if name not in b:
             continue
-        if name == VERDICT_TABLE and "verdict" in a[name].columns and "verdict" in b[name].columns:
-            out["verdict changes"] = verdict_changes(a[name], b[name])
-        deltas = table_deltas(a[name], b[name])
+        ta, tb = a[name], b[name]
+        if name == VERDICT_TABLE and "verdict" in ta.columns and "verdict" in tb.columns:
+            out["verdict changes"] = verdict_changes(ta, tb)
+            ta, tb = (t.drop(columns=[c for c in ("verdict", *OUTCOME_COLUMNS) if c in t.columns]) for t in (ta, tb))
+            ta, tb = (t.astype({c: "string" for c in NUMERIC_KEYS if c in t.columns}) for t in (ta, tb))
+        deltas = table_deltas(ta, tb)
         if deltas is not None:
             out[name] = deltas
     return out

@@ -32,7 +32,7 @@ def group_sizes_figure(summary: pd.DataFrame) -> go.Figure:
         )
     )
     fig.update_layout(title="Evidence groups (transformed features per group)", **_LAYOUT)
-    fig.update_yaxes(autorange="reversed", title=None)
+    fig.update_yaxes(autorange="reversed", title="evidence group")
     fig.update_xaxes(title="features")
     return fig
 
@@ -42,6 +42,7 @@ def class_balance_figure(counts: pd.Series, *, title: str) -> go.Figure:
     fig = go.Figure(go.Bar(x=[str(i) for i in counts.index], y=counts.to_numpy()))
     fig.update_layout(title=title, **_LAYOUT)
     fig.update_yaxes(title="rows")
+    fig.update_xaxes(title="class")
     return fig
 
 
@@ -51,4 +52,5 @@ def missingness_figure(columns: pd.DataFrame) -> go.Figure:
     fig = go.Figure(go.Bar(x=part["column"], y=part["missing_share"]))
     fig.update_layout(title="Missing values by column", **_LAYOUT)
     fig.update_yaxes(title="share missing", tickformat=".0%", range=[0, 1])
+    fig.update_xaxes(title="column")
     return fig

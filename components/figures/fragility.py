@@ -27,6 +27,8 @@ __all__ = [
 ]
 
 _LAYOUT = dict(template="plotly_white", margin=dict(l=10, r=10, t=50, b=10))
+_METHOD_COLOURS = ("#7f7f7f", "#1f77b4", "#d62728", "#2ca02c", "#9467bd")
+_METRIC_NAMES = {"ece": "ECE", "nll": "NLL", "brier": "Brier"}
 
 
 def distributions_figure(summary: pd.DataFrame, *, k: int | None = None) -> go.Figure:
@@ -48,6 +50,9 @@ def distributions_figure(summary: pd.DataFrame, *, k: int | None = None) -> go.F
     fig.add_trace(go.Histogram(x=np.minimum(summary["rcma"], 5), name="RCMA (capped at 5)", nbinsx=30), row=1, col=2)
     fig.add_trace(go.Histogram(x=summary["fds"], name="FDS", nbinsx=20, xbins=dict(start=0, end=1)), row=1, col=3)
     fig.update_layout(title="Distributions over audited cases", showlegend=False, height=300, **_LAYOUT)
+    for col, what in enumerate(("k* (groups removed to flip)", "RCMA (capped at 5)", "FDS"), start=1):
+        fig.update_xaxes(title_text=what, row=1, col=col)
+    fig.update_yaxes(title_text="cases", row=1, col=1)
     return fig
 
 
@@ -77,15 +82,30 @@ def auroc_figure(table: pd.DataFrame, *, label: str, stratum: str) -> go.Figure:
     k = int(part["n_brittle"].iloc[0]) if len(part) else 0
     fig.update_layout(title=f"AUROC for '{label}' · {stratum} · n={n}, brittle={k}", height=360, **_LAYOUT)
     fig.update_xaxes(range=[0, 1], title="AUROC (95% bootstrap interval)")
+    fig.update_yaxes(title="score", type="category", dtick=1)
     return fig
 
 
 def runs_heatmap_figure(overview: pd.DataFrame, *, value: str = "mean_fds") -> go.Figure:
-    """Dataset × model heatmap of one summary (mean FDS or share brittle among confident)."""
+    """Dataset × model heatmap of one summary (mean FDS or share brittle among confident), coloured per dataset.
+
+    Datasets are unrelated, so the colour is scaled **within each row**: 0 is
+    that dataset's lowest value across models, 1 its highest (a row with one
+    value, or equal values, is mid-scale). The cells show the raw values.
+    """
     grid = overview.pivot_table(index="dataset", columns="model", values=value, aggfunc="mean")
-    fig = go.Figure(go.Heatmap(z=grid.to_numpy(), x=list(grid.columns), y=list(grid.index), colorscale="Reds",
-                               text=np.round(grid.to_numpy(), 3), texttemplate="%{text}", colorbar=dict(title=value)))
-    fig.update_layout(title=f"Saved fragility runs: {value} by dataset × model", height=300, **_LAYOUT)
+    raw = grid.to_numpy(dtype=float)
+    lo, hi = np.nanmin(raw, axis=1, keepdims=True), np.nanmax(raw, axis=1, keepdims=True)
+    span = hi - lo
+    scaled = np.where(span > 0, (raw - lo) / np.where(span > 0, span, 1.0), 0.5)
+    fig = go.Figure(go.Heatmap(z=scaled, x=list(grid.columns), y=list(grid.index), colorscale="Reds", zmin=0, zmax=1,
+                               text=np.round(raw, 3), texttemplate="%{text}", customdata=raw,
+                               hovertemplate="%{y} · %{x}: " + value + " %{customdata:.3f}<extra></extra>",
+                               colorbar=dict(title="within dataset", tickvals=[0, 1], ticktext=["lowest", "highest"])))
+    fig.update_layout(title=f"Saved fragility runs: {value} by dataset × model (colour scaled per dataset row)",
+                      height=300, **_LAYOUT)
+    fig.update_xaxes(title="model")
+    fig.update_yaxes(title="dataset")
     return fig
 
 
@@ -101,7 +121,8 @@ def delta_heatmap_figure(delta: pd.DataFrame, *, max_cases: int = 40) -> go.Figu
     fig = go.Figure(go.Heatmap(z=part.to_numpy(), x=list(part.columns), y=[str(k) for k in part.index],
                                colorscale="RdBu_r", zmid=0, colorbar=dict(title="Δ_g")))
     fig.update_layout(title="One-step margin drop Δ_g (case × group)", height=max(300, 14 * len(part) + 120), **_LAYOUT)
-    fig.update_yaxes(autorange="reversed", type="category")
+    fig.update_yaxes(autorange="reversed", type="category", title="case")
+    fig.update_xaxes(title="evidence group")
     return fig
 
 
@@ -141,12 +162,16 @@ def degradation_figure(cert: Certificate) -> go.Figure:
 def temperature_figure(table: pd.DataFrame) -> go.Figure:
     """ECE, NLL and Brier of uncalibrated, global-T and brittleness-T, overall and on the fragile quartile."""
     fig = make_subplots(rows=1, cols=3, subplot_titles=("ECE (15 bins)", "NLL", "Brier"))
+    methods = list(table["method"].unique())
+    colour = {m: _METHOD_COLOURS[i % len(_METHOD_COLOURS)] for i, m in enumerate(methods)}  # one colour per method, all panels
     for j, metric in enumerate(("ece", "nll", "brier"), start=1):
-        for method in table["method"].unique():
+        for method in methods:
             part = table[table["method"] == method]
             fig.add_trace(go.Bar(x=part["subset"], y=part[metric], name=method, showlegend=j == 1,
-                                 legendgroup=method), row=1, col=j)
-    fig.update_layout(title="Global vs brittleness-aware temperature (held-out half)", barmode="group", height=320, **_LAYOUT)
+                                 legendgroup=method, marker_color=colour[method]), row=1, col=j)
+        fig.update_yaxes(title_text=f"{_METRIC_NAMES[metric]} (lower is better)", row=1, col=j)
+        fig.update_xaxes(title_text="cases", row=1, col=j)
+    fig.update_layout(title="Global vs brittleness-aware temperature (held-out half)", barmode="group", height=340, **_LAYOUT)
     return fig
 
 

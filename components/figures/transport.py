@@ -23,12 +23,23 @@ __all__ = [
     "target_definition_figure",
     "heterogeneity_figure",
     "transport_report_figures",
+    "not_run",
     "DOMAIN_COLOURS",
 ]
 
 _LAYOUT = dict(template="plotly_white", margin=dict(l=10, r=10, t=50, b=10), height=380)
 DOMAIN_COLOURS = {"id": "#1f77b4", "ood": "#d62728"}
 _NAMES = {"id": "ID test (source)", "ood": "OOD (target)"}
+
+
+def not_run(fig: go.Figure, message: str) -> go.Figure:
+    """``fig`` emptied of traces and axes, with ``message`` (why there is nothing to draw) in its middle."""
+    fig.data = ()
+    fig.add_annotation(text=message, x=0.5, y=0.5, xref="paper", yref="paper", showarrow=False,
+                       font=dict(size=14, color="#52606d"))
+    fig.update_xaxes(visible=False)
+    fig.update_yaxes(visible=False)
+    return fig
 
 
 def _pick(t: pd.DataFrame, **eq) -> pd.DataFrame:
@@ -112,8 +123,8 @@ def frontier_figure(table: pd.DataFrame, *, model: str, mapping: str, domain: st
     Points are means over refits; each point is labelled by its α.
     """
     fig = go.Figure()
-    styles = {"marginal": ("circle", "#2ca02c"), "label_conditional": ("square", "#9467bd")}
-    for method, (symbol, colour) in styles.items():
+    styles = {"marginal": ("circle", "#2ca02c", "top left"), "label_conditional": ("square", "#9467bd", "bottom right")}
+    for method, (symbol, colour, where) in styles.items():  # α labels on opposite sides: the two curves run close
         t = _pick(table, analysis=f"conformal_{method}", domain=domain, model=model, mapping=mapping,
                   condition="clean", weighting="unweighted")
         g = t.groupby(["alpha", "metric"])["value"].mean().unstack("metric").reset_index().sort_values("alpha")
@@ -122,26 +133,22 @@ def frontier_figure(table: pd.DataFrame, *, model: str, mapping: str, domain: st
         label = method.replace("_", "-")
         fig.add_trace(go.Scatter(x=g["mean_set_size"], y=g["coverage"], mode="lines+markers+text", name=label,
                                  marker=dict(symbol=symbol, size=10, color=colour), line=dict(color=colour),
-                                 text=[f"α={a:g}" for a in g["alpha"]], textposition="top left"))
+                                 text=[f"α={a:g}" for a in g["alpha"]], textposition=where))
         for cls, dash in (("coverage_class0", "dot"), ("coverage_class1", "dash")):
             fig.add_trace(go.Scatter(x=g["mean_set_size"], y=g[cls], mode="lines+markers",
                                      name=f"{label} · class {cls[-1]}", line=dict(color=colour, dash=dash),
                                      marker=dict(symbol=symbol, size=6, color=colour), opacity=0.7))
         for a in g["alpha"]:
             fig.add_hline(y=1 - a, line_dash="dot", line_color="lightgrey")
-    fig.update_layout(title=f"Coverage–set-size frontier ({_NAMES.get(domain, domain)}) · {model} · {mapping}",
+    fig.update_layout(title=f"Coverage–set-size frontier · {_NAMES.get(domain, domain)} · {model} · {mapping}",
                       xaxis_title="mean set size", yaxis_title="coverage", **{**_LAYOUT, "height": 420})
     return fig
 
 
 def _not_run(fig: go.Figure, what: str, how: str) -> go.Figure:
-    """A stress panel that was not run says so, instead of an empty plot."""
-    fig.add_annotation(text=f"{what}: not run — {how}.", x=0.5, y=0.5, xref="paper", yref="paper",
-                       showarrow=False, font=dict(size=15))
+    """A stress panel that was not run says so (title and message), instead of an empty plot."""
     fig.update_layout(**{**_LAYOUT, "title": f"{what}: not run", "height": 260})
-    fig.update_xaxes(visible=False)
-    fig.update_yaxes(visible=False)
-    return fig
+    return not_run(fig, f"{what}: not run — {how}.")
 
 
 def stress_figure(table: pd.DataFrame, *, model: str, mapping: str, metric: str = "auroc") -> go.Figure:
@@ -164,7 +171,10 @@ def stress_figure(table: pd.DataFrame, *, model: str, mapping: str, metric: str 
                                          marker=dict(symbol=sym, size=14, color=col, line=dict(width=2, color=col)),
                                          name=cond + (" (bound)" if cond == "oracle" else ""), showlegend=dom == "id"))
     fig.update_layout(title=f"Evidence degradation · {metric} · random sets vs targeted deletion",
-                      yaxis_title=metric, boxmode="group", **_LAYOUT)
+                      yaxis_title=metric, xaxis_title="test set", boxmode="group", **_LAYOUT)
+    if not (base["condition"].str.startswith("random_set:") | (base["condition"] == "targeted")).any():
+        return not_run(fig, "Degradation stress not run: add 'degradation' to the stresses to delete evidence "
+                            "groups (targeted and random sets).")
     return fig
 
 
@@ -185,8 +195,8 @@ def target_definition_figure(table: pd.DataFrame, *, domain: str = "ood") -> go.
         fig.add_trace(go.Bar(x=list(p.index), y=p.values, name=cond,
                              error_y=dict(type="data", symmetric=False, array=np.maximum(hi - p.values, 0),
                                           arrayminus=np.maximum(p.values - lo, 0))))
-    fig.update_layout(title=f"Target-definition decomposition ({_NAMES.get(domain, domain)})", barmode="group",
-                      yaxis_title="difference", **_LAYOUT)
+    fig.update_layout(title=f"Target-definition decomposition · {_NAMES.get(domain, domain)}", barmode="group",
+                      yaxis_title="difference", xaxis_title="metric", **_LAYOUT)
     fig.update_xaxes(tickangle=-30)
     return fig
 
@@ -198,8 +208,11 @@ def heterogeneity_figure(table: pd.DataFrame, *, model: str, mapping: str, metri
     for dom in ("id", "ood"):
         g = t[t["domain"] == dom].groupby("condition")["value"].mean()
         fig.add_trace(go.Bar(x=list(g.index), y=g.values, name=_NAMES[dom], marker_color=DOMAIN_COLOURS[dom]))
-    fig.update_layout(title=f"Heterogeneity · {metric}", barmode="group", yaxis_title=metric, **_LAYOUT)
+    fig.update_layout(title=f"Heterogeneity · {metric}", barmode="group", yaxis_title=metric,
+                      xaxis_title="class or subgroup", **_LAYOUT)
     fig.update_xaxes(tickangle=-30)
+    if t.empty:
+        return not_run(fig, f"Heterogeneity not computed for {metric}: no class or subgroup rows in this run.")
     return fig
 
 

@@ -56,6 +56,8 @@ def model_report_figures(record: RunRecord) -> list[tuple[str, go.Figure]]:
                 error = dict(type="data", array=up, arrayminus=lo, visible=True)
             fig.add_trace(go.Bar(name=str(split), x=rows["metric"], y=rows["value"], error_y=error))
         fig.update_layout(title="Model check by split (bars: held-out interval where stored)", barmode="group", **_LAYOUT)
+        fig.update_xaxes(title="metric")
+        fig.update_yaxes(title="value")
         out.append(("Held-out metrics", fig))
     grouping = record.tables.get("grouping")
     if grouping is not None and not grouping.empty:
@@ -64,12 +66,14 @@ def model_report_figures(record: RunRecord) -> list[tuple[str, go.Figure]]:
         fig.update_layout(title="Evidence groups (transformed features per group)", **_LAYOUT)
         fig.update_yaxes(autorange="reversed")
         fig.update_xaxes(title="features")
+        fig.update_yaxes(title="evidence group")
         out.append(("Evidence groups", fig))
     seeds = record.tables.get("seed_variability")
     if seeds is not None and not seeds.empty:
         fig = go.Figure(go.Scatter(x=seeds["seed"].astype(str), y=seeds["auroc"], mode="markers+lines"))
         fig.update_layout(title="Held-out AUROC by refit seed", **_LAYOUT)
         fig.update_xaxes(title="seed", type="category")
+        fig.update_yaxes(title="held-out AUROC")
         out.append(("Refits by seed", fig))
     return out
 

@@ -4,7 +4,12 @@
   per-audit registry (:data:`components.report.builders.REPORT_FIGURES`);
   nothing is recomputed and no raw data is read. Unknown kinds fall back to
   tables only.
-* The report opens offline: plotly.js is embedded **once** in ``<head>``,
+* It opens with a one-page **executive summary** (gate verdict, findings
+  sentences, the first three figures), the part that prints; the detail
+  follows, every table capped at :data:`MAX_TABLE_ROWS` rows in a closed
+  ``<details>`` (the Parquet export holds all rows).
+* The report opens offline: plotly.js is embedded **once** in ``<head>``
+  (the partial cartesian bundle, :mod:`.plotlyjs`),
   then every figure is a ``<div>`` with a fixed id (``fig-0``, ``fig-1``, ...)
   written with ``include_plotlyjs=False``.
 * Deterministic: the same run gives the same bytes except the one
@@ -29,19 +34,26 @@ import json
 from pathlib import Path
 
 import pandas as pd
-from plotly.offline import get_plotlyjs
+import plotly.graph_objects as go
 
 from audit_core.errors import AuditInputError
-from audit_core.findings import record_findings
+from audit_core.findings import Finding, gate_findings, record_findings
 from audit_core.runs.bundle import write_file
+from audit_core.runs.gate import GateResult, compare_runs
 from audit_core.runs.registry import RunRecord
 
 from .builders import figures_for
+from .plotlyjs import plotlyjs_for
+from .style import PRINT_RESIZE_JS, REPORT_CSS
 
 __all__ = ["MAX_TABLE_ROWS", "render_report", "summary_frame", "write_report"]
 
-#: Rows of each table written into the report (the exports hold them all).
-MAX_TABLE_ROWS = 200
+#: Rows of each table written into the report (the Parquet export holds them all).
+MAX_TABLE_ROWS = 50
+#: Figures shown in the executive summary (the first ones each audit's builder returns).
+KEY_FIGURES = 3
+#: Audit kinds whose runs give release-gate grounds on their own.
+GATE_KINDS = ("model", "fragility", "transport")
 
 
 def summary_frame(record: RunRecord) -> pd.DataFrame:
@@ -68,52 +80,73 @@ def _fmt(v: object) -> str:
 
 
 def _table_html(df: pd.DataFrame, *, table_id: str) -> str:
+    """A table of at most :data:`MAX_TABLE_ROWS` rows in a horizontally scrolling box (never wider than the page)."""
     note = ""
     if len(df) > MAX_TABLE_ROWS:
-        note = f"<p class='note'>First {MAX_TABLE_ROWS} of {len(df):,} rows; the Parquet export holds all.</p>"
+        note = (f"<p class='note'>First {MAX_TABLE_ROWS} of {len(df):,} rows; the Parquet export "
+                f"(<code>reliability-audit export RUN_ID --parquet DIR</code> or the Runs page) holds all.</p>")
         df = df.head(MAX_TABLE_ROWS)
     body = df.to_html(index=False, escape=True, na_rep="—", border=0, table_id=table_id, classes="tbl")
-    return body + note
+    return f"<div class='scroll'>{body}</div>{note}"
 
 
-_CSS = """
-body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:2rem auto;max-width:1100px;color:#1f2933;padding:0 1rem}
-h1{font-size:1.6rem;margin-bottom:.2rem}h2{margin-top:2rem;border-bottom:1px solid #d9e2ec;padding-bottom:.3rem}
-.meta{color:#52606d}.note{color:#52606d;font-size:.9rem}
-table.tbl{border-collapse:collapse;font-size:.85rem;margin:.5rem 0}
-table.tbl th,table.tbl td{border:1px solid #d9e2ec;padding:.25rem .5rem;text-align:left}
-table.tbl th{background:#f0f4f8}pre{background:#f5f7fa;padding:.8rem;overflow:auto;font-size:.8rem}
-.status-failed{color:#b42318;font-weight:600}.status-done{color:#1e7b34;font-weight:600}
-"""
+def _collapsible(title: str, df: pd.DataFrame, *, table_id: str) -> str:
+    """A capped table inside a closed ``<details>``, its heading giving the full shape."""
+    return (f"<details><summary>{html.escape(title)} <span class='note'>({df.shape[0]:,} rows × "
+            f"{df.shape[1]} columns)</span></summary>{_table_html(df, table_id=table_id)}</details>")
 
 
-def render_report(record: RunRecord, *, generated_at: str | None = None) -> str:
-    """The self-contained HTML report of one run.
+def _figure_div(fig: go.Figure, i: int) -> str:
+    return fig.to_html(full_html=False, include_plotlyjs=False, div_id=f"fig-{i}",
+                       config={"displaylogo": False, "responsive": True})
 
-    Parameters
-    ----------
-    record : RunRecord
-        A loaded run.
-    generated_at : str, optional
-        The generation timestamp written into the report (default: now, UTC,
-        ISO-8601). It is the only field that differs between two reports of
-        the same run.
 
-    Returns
-    -------
-    str
-        A complete HTML document (plotly.js embedded once; no network access).
-    """
-    stamp = generated_at or _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
+def _key_figure(title: str, fig: go.Figure, i: int) -> str:
+    """A summary figure, full width and shorter, its own title moved into the heading."""
+    own = fig.layout.title.text
+    small = go.Figure(fig).update_layout(title=None, height=300, margin=dict(t=20), legend=dict(font=dict(size=10)))
+    return f"<h3>{html.escape(own or title)}</h3>{_figure_div(small, i)}"
+
+
+def _cube_verdict(record: RunRecord) -> str:
+    """The verdict line of a receipts cube run (its two endpoint verdicts and receipt); ``""`` otherwise."""
+    verdicts = record.tables.get("verdicts")
+    summary = record.manifest.get("summary") if isinstance(record.manifest, dict) else None
+    receipt = (summary or {}).get("receipt")
+    if verdicts is None or len(verdicts) != 2 or "verdict" not in verdicts:
+        return ""
+    old, new = (str(v) for v in verdicts["verdict"])
+    text = f"Executed cube: verdict {old} → {new}" + (f"; receipt {receipt}" if receipt else "") + "."
+    return f"<p class='verdict' id='gate-verdict'>{html.escape(text)}</p>"
+
+
+def _gate(record: RunRecord, gate: GateResult | None) -> tuple[str, list[Finding]]:
+    """The gate's verdict line (HTML) and its findings: the given gate, the run's own cube, or this run alone."""
+    if gate is None and record.audit_kind == "receipts":
+        return _cube_verdict(record), []
+    if gate is None:
+        if record.audit_kind not in GATE_KINDS or record.status != "done":
+            return "", []
+        try:
+            gate = compare_runs(record, record)
+        except AuditInputError:  # grounds this version cannot read: no verdict line
+            return "", []
+        findings = [f for f in gate_findings(gate) if f.kind != "gate_change"]  # no baseline: nothing changed
+        where, receipt = f"this run alone, {gate.scope} scope", ""
+    else:
+        findings = gate_findings(gate)
+        where = f"{' + '.join(gate.run_ids_a)} → {' + '.join(gate.run_ids_b)}, {gate.scope} scope"
+        receipt = f" · {gate.verdict_a} → {gate.verdict_b}, receipt {gate.receipt_text}"
+    cls = "verdict-pass" if gate.passed else "verdict-block"
+    text = f"Release gate ({where}): {gate.verdict_b} · {'PASSED' if gate.passed else 'NOT PASSED'}{receipt}"
+    return f"<p class='verdict {cls}' id='gate-verdict'>{html.escape(text)}</p>", findings
+
+
+def _summary_page(record: RunRecord, stamp: str, figures: list, verdict_html: str, findings: list[Finding]) -> list[str]:
+    """The executive summary: identity, the gate's verdict, the findings sentences and the first figures."""
     e = html.escape
     parts = [
-        "<!DOCTYPE html>",
-        "<html lang='en'><head><meta charset='utf-8'>",
-        f"<meta name='generated-at' content='{e(stamp)}'>",
-        f"<title>Reliability audit report · {e(record.audit_kind)} · {e(record.run_id)}</title>",
-        f"<style>{_CSS}</style>",
-        f"<script type='text/javascript'>{get_plotlyjs()}</script>",
-        "</head><body>",
+        "<section id='executive-summary'>",
         f"<h1>Reliability audit report: {e(record.audit_kind)}</h1>",
         f"<p class='meta'>Run <code>{e(record.run_id)}</code> · created {e(record.created_at)} · status "
         f"<span class='status-{e(record.status)}'>{e(record.status)}</span></p>",
@@ -123,50 +156,107 @@ def render_report(record: RunRecord, *, generated_at: str | None = None) -> str:
     ]
     if record.error:
         parts.append(f"<p class='status-failed'>Error: {e(record.error)}</p>")
-    findings = record_findings(record)
+    parts.append(verdict_html)
     if findings:  # first, before any table: what the run found, in words
-        parts += ["<h2>Findings</h2>", "<ul id='findings'>"]
+        parts += ["<h2>Findings</h2>", "<ul id='findings' class='findings'>"]
         parts += [f"<li class='finding-{e(f.severity)}'>{e(f.text)}</li>" for f in findings]
         parts.append("</ul>")
-    parts += ["<h2>Summary</h2>", _table_html(summary_frame(record), table_id="summary-table")]
+    else:
+        parts += ["<h2>Summary</h2>", _table_html(summary_frame(record).head(10), table_id="summary-brief")]
+    if figures:
+        parts += ["<h2>Key figures</h2>", "<div class='key-figures'>"]
+        for i, (title, fig) in enumerate(figures[:KEY_FIGURES]):
+            parts.append(f"<div class='key'>{_key_figure(title, fig, i)}</div>")
+        parts.append("</div>")
+    parts += [f"<p class='note screen-only'>Printing this report gives this one-page summary; the detail below "
+              f"stays on screen. Tables are capped at {MAX_TABLE_ROWS} rows; the Parquet export holds every row.</p>",
+              "</section>"]
+    return parts
+
+
+def _detail(record: RunRecord, figures: list, figure_note: str) -> list[str]:
+    """Everything after the summary: the summary table, verdicts, the other figures, the tables and the manifest."""
+    e = html.escape
+    parts = ["<div class='detail'>", "<h2>Summary</h2>", _table_html(summary_frame(record), table_id="summary-table")]
     verdicts = record.tables.get("verdicts")
     if verdicts is not None:
-        parts += ["<h2>Verdicts</h2>", _table_html(verdicts, table_id="verdict-table")]
-    try:
-        figures = figures_for(record)
-    except AuditInputError as err:  # tables this version cannot draw: the report keeps the tables
-        figures = []
-        parts.append(f"<p class='note'>{e(err.message)}</p>")
-    if figures:
-        parts.append("<h2>Figures</h2>")
-        for i, (title, fig) in enumerate(figures):
-            div = fig.to_html(
-                full_html=False,
-                include_plotlyjs=False,
-                div_id=f"fig-{i}",
-                config={"displaylogo": False, "responsive": True},
-            )
-            parts.append(f"<h3>{e(title)}</h3>{div}")
-    elif record.tables:
+        parts += ["<h2>Verdicts</h2>", _collapsible("Verdict table", verdicts, table_id="verdict-table")]
+    parts.append(figure_note)
+    if figures[KEY_FIGURES:]:
+        parts.append("<h2>More figures</h2>")
+        for i, (title, fig) in enumerate(figures[KEY_FIGURES:], start=KEY_FIGURES):
+            parts.append(f"<h3>{e(title)}</h3>{_figure_div(fig, i)}")
+    elif not figures and record.tables:
         parts.append("<p class='note'>No figures are registered for this audit kind; the tables follow.</p>")
-    parts.append("<h2>Result tables</h2>")
-    for i, (name, df) in enumerate(record.tables.items()):
-        parts += [f"<h3>{e(name)} <span class='note'>({df.shape[0]:,} × {df.shape[1]})</span></h3>",
-                  _table_html(df, table_id=f"table-{i}")]
+    parts += ["<h2>Result tables</h2>",
+              f"<p class='note'>Each table shows at most its first {MAX_TABLE_ROWS} rows; the Parquet export "
+              "(<code>reliability-audit export RUN_ID --parquet DIR</code>, or Export on the Runs page) holds "
+              "every row.</p>"]
+    parts += [_collapsible(name, df, table_id=f"table-{i}") for i, (name, df) in enumerate(record.tables.items())]
     manifest = {k: v for k, v in record.manifest.items() if k != "summary"}
-    parts += [
-        "<h2>Manifest</h2><p class='note'>Seeds, SHA-256 of the inputs, library versions and execution backend.</p>",
-        f"<pre id='manifest'>{e(json.dumps(manifest, indent=2, sort_keys=True))}</pre>",
-        "<h2>Configuration</h2>",
-        f"<pre id='config'>{e(json.dumps(record.config, indent=2, sort_keys=True))}</pre>",
-        "<h2>Model specification</h2>",
-        f"<pre id='model-spec'>{e(json.dumps(record.model_spec, indent=2, sort_keys=True))}</pre>",
-        "<p class='note'>This report holds result tables only, never the audited data.</p>",
+    for title, pre_id, obj in (("Manifest", "manifest", manifest), ("Configuration", "config", record.config),
+                               ("Model specification", "model-spec", record.model_spec)):
+        note = ("<p class='note'>Seeds, SHA-256 of the inputs, library versions and execution backend.</p>"
+                if pre_id == "manifest" else "")
+        parts.append(f"<h2>{title}</h2>{note}<details><summary>{title}</summary>"
+                     f"<pre id='{pre_id}'>{e(json.dumps(obj, indent=2, sort_keys=True))}</pre></details>")
+    parts += ["<p class='note'>This report holds result tables only, never the audited data.</p>", "</div>"]
+    return parts
+
+
+def render_report(record: RunRecord, *, generated_at: str | None = None, gate: GateResult | None = None) -> str:
+    """The self-contained HTML report of one run: a one-page executive summary, then the detail.
+
+    Parameters
+    ----------
+    record : RunRecord
+        A loaded run.
+    generated_at : str, optional
+        The generation timestamp written into the report (default: now, UTC,
+        ISO-8601). It is the only field that differs between two reports of
+        the same run.
+    gate : GateResult, optional
+        A release gate whose candidate side holds this run
+        (:func:`audit_core.runs.gate.compare_runs`); its verdict, receipt and
+        findings open the summary. Without it, model, fragility and
+        transport runs get the gate's verdict on this run alone (default
+        rules and scope).
+
+    Returns
+    -------
+    str
+        A complete HTML document (plotly.js embedded once, the partial
+        cartesian bundle when it draws every figure; no network access). The
+        summary (``#executive-summary``: gate verdict, findings, the first
+        three figures) is what prints, on one A4 page; tables are capped at
+        :data:`MAX_TABLE_ROWS` rows and collapsed.
+    """
+    stamp = generated_at or _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
+    e = html.escape
+    try:
+        figures, figure_note = figures_for(record), ""
+    except AuditInputError as err:  # tables this version cannot draw: the report keeps the tables
+        figures, figure_note = [], f"<p class='note'>{e(err.message)}</p>"
+    js, bundle = plotlyjs_for(fig for _, fig in figures)
+    verdict_html, gate_found = _gate(record, gate)
+    parts = [
+        "<!DOCTYPE html>",
+        "<html lang='en'><head><meta charset='utf-8'>",
+        f"<meta name='generated-at' content='{e(stamp)}'>",
+        f"<meta name='plotly-bundle' content='{bundle}'>",
+        f"<title>Reliability audit report · {e(record.audit_kind)} · {e(record.run_id)}</title>",
+        f"<style>{REPORT_CSS}</style>",
+        f"<script type='text/javascript'>{js}</script>",
+        PRINT_RESIZE_JS,
+        "</head><body>",
+        *_summary_page(record, stamp, figures, verdict_html, record_findings(record) + gate_found),
+        *_detail(record, figures, figure_note),
         "</body></html>",
     ]
-    return "\n".join(parts) + "\n"
+    return "\n".join(p for p in parts if p) + "\n"
 
 
-def write_report(record: RunRecord, path: str | Path, *, generated_at: str | None = None) -> Path:
+def write_report(record: RunRecord, path: str | Path, *, generated_at: str | None = None,
+                 gate: GateResult | None = None) -> Path:
     """Write :func:`render_report` to ``path`` (UTF-8, atomically: :func:`audit_core.runs.bundle.write_file`)."""
-    return write_file(path, render_report(record, generated_at=generated_at).encode("utf-8"))
+    return write_file(path, render_report(record, generated_at=generated_at, gate=gate).encode("utf-8"))

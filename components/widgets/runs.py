@@ -15,19 +15,21 @@ rules) and shows both verdicts, PASSED/FAILED and the gate's receipt.
 from __future__ import annotations
 
 import dataclasses
+import tempfile
 from collections.abc import Callable
+from pathlib import Path
 
 import pandas as pd
 import streamlit as st
 
 from audit_core.errors import AuditInputError, fail
 from audit_core.runs.bundle import export_bundle, import_bundle, parquet_zip
-from audit_core.runs.compare import compare_runs_tables
+from audit_core.runs.compare import change_directions, compare_runs_tables, largest_changes
 from audit_core.runs.gate import compare_runs
 from audit_core.runs.registry import RunRecord
 from components.feedback import code, guarded, md_escape
 from components.glossary import table as show_table
-from components.report import figures_for, render_report, summary_frame
+from components.report import chromium_executable, figures_for, render_report, summary_frame, write_pdf
 from components.state import PERSIST, registry
 
 __all__ = [
@@ -40,6 +42,7 @@ __all__ = [
 ]
 
 _PENDING_DELETE = "runs_pending_delete"  # session key (not a widget): run id awaiting confirmation
+_PDF_READY = "runs_pdf_ready"  # session key (not a widget): run id whose PDF summary was asked for
 _ALL = "(all)"
 
 
@@ -200,8 +203,32 @@ def run_view_section(runs: pd.DataFrame) -> None:
         if c4.button("Delete run…", key="act_ru_delete", disabled=registry().read_only,
                      help="The registry is open read-only." if registry().read_only else None):
             st.session_state[_PENDING_DELETE] = run_id
+        _pdf_summary(run_id, record)
         _delete_confirmation(run_id)
         show_record(record, key="open")
+
+
+@st.cache_data(show_spinner="Printing the one-page summary with Chromium…", max_entries=4)
+def _pdf_bytes(run_id: str, updated_at: str, path: str) -> bytes:
+    with tempfile.TemporaryDirectory(prefix="audit-report-") as tmp:
+        html = Path(tmp) / "report.html"
+        html.write_bytes(_report_bytes(run_id, updated_at, path))
+        return write_pdf(html, Path(tmp) / "summary.pdf").read_bytes()
+
+
+def _pdf_summary(run_id: str, record: RunRecord) -> None:
+    """The report's one-page summary as a PDF (headless Chromium), printed on demand."""
+    if chromium_executable() is None:
+        st.caption("PDF summary: Chromium is not installed on this server; printing the HTML report from a "
+                   "browser gives the same one-page summary.")
+        return
+    if st.session_state.get(_PDF_READY) != run_id:
+        if st.button("PDF summary (one page)…", key="act_ru_pdf"):
+            st.session_state[_PDF_READY] = run_id
+            st.rerun()
+        return
+    st.download_button("Download the PDF summary", data=_pdf_bytes(run_id, record.updated_at, str(registry().path)),
+                       file_name=f"summary-{run_id.replace(':', '_')}.pdf", mime="application/pdf", key="act_ru_dl_pdf")
 
 
 def _delete_confirmation(run_id: str) -> None:
@@ -240,18 +267,29 @@ def compare_section(runs: pd.DataFrame) -> None:
         if ra.dataset_fingerprint != rb.dataset_fingerprint:
             st.caption("The two runs audited different data (dataset fingerprints differ).")
         deltas = compare_runs_tables(ra.tables, rb.tables)
-        if "verdict changes" in deltas:
-            changes = deltas.pop("verdict changes")
-            st.markdown(f"**Verdict changes** · {len(changes)} row(s)")
-            st.dataframe(changes, hide_index=True, key="view_ru_cmp_verdicts")
+        changes = deltas.pop("verdict changes", None)
+        # the summary first: changes by direction, the gate's receipt, the five largest changes; details on demand
+        if changes is not None:
+            counts = change_directions(changes).value_counts()
+            cols = st.columns(4)
+            for col, what in zip(cols, ("better", "worse", "changed", "only in one run")):
+                n = int(counts.get(what, 0)) if what != "only in one run" else int(counts.get("only in A", 0) + counts.get("only in B", 0))
+                col.metric(f"Verdicts {what}" if what != "changed" else "Verdicts changed (no order)", n)
+        link = RECEIPT_GATE_HOOK(ra, rb)
+        if link:
+            st.markdown(link)
+        top = largest_changes(deltas)
+        if len(top):
+            st.markdown("**The 5 largest changes** · B − A")
+            st.dataframe(top, hide_index=True, key="view_ru_cmp_top")
+        if changes is not None:
+            with st.expander(f"All verdict changes ({len(changes)} row(s))"):
+                st.dataframe(changes.assign(change=change_directions(changes)), hide_index=True, key="view_ru_cmp_verdicts")
         if not deltas:
             st.info("The two runs share no table with numeric columns to compare.")
         for name, df in deltas.items():
-            st.markdown(f"**{md_escape(name)}** · B − A")
-            st.dataframe(df, hide_index=True, key=f"view_ru_cmp_{name}")
-        link = RECEIPT_GATE_HOOK(ra, rb)
-        if link:
-            st.caption(link)
+            with st.expander(f"{name} · B − A ({len(df):,} row(s))"):
+                st.dataframe(df, hide_index=True, key=f"view_ru_cmp_{name}")
         left, right = st.columns(2)
         with left:
             st.markdown("**Run A**")

@@ -1,0 +1,59 @@
+"""The report's one-page summary as a PDF, printed by headless Chromium when it is installed.
+
+Chromium prints the HTML report with its print stylesheet (the executive
+summary only, one A4 page). Without Chromium, :func:`write_pdf` raises the
+declared ``REPORT_PDF_NO_CHROMIUM`` error, whose message says how to get it;
+nothing else changes (the HTML report is still written).
+"""
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
+
+from audit_core.errors import excerpt, fail
+
+from . import _messages  # noqa: F401 - registers REPORT_PDF_* messages
+
+__all__ = ["chromium_executable", "write_pdf"]
+
+#: Environment variable naming the Chromium (or Chrome) executable to print with.
+CHROMIUM_ENV = "AUDIT_CHROMIUM"
+_NAMES = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
+_FLAGS = ["--headless=new", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking",
+          "--disable-component-update", "--disable-sync", "--no-pdf-header-footer", "--virtual-time-budget=15000"]
+
+
+def chromium_executable() -> str | None:
+    """``$AUDIT_CHROMIUM`` if set, else the first of chromium / chromium-browser / google-chrome on ``PATH``."""
+    named = os.environ.get(CHROMIUM_ENV)
+    if named:
+        return named if Path(named).is_file() else None
+    return next((p for p in map(shutil.which, _NAMES) if p), None)
+
+
+def write_pdf(html_path: str | Path, pdf_path: str | Path, *, timeout: float = 120.0) -> Path:
+    """Print the HTML report at ``html_path`` to ``pdf_path`` (its one-page summary) with headless Chromium.
+
+    Raises
+    ------
+    AuditInputError
+        ``REPORT_PDF_NO_CHROMIUM`` when no Chromium is found;
+        ``REPORT_PDF_FAILED`` when Chromium exits with an error or writes no PDF.
+    """
+    exe = chromium_executable()
+    if exe is None:
+        raise fail("REPORT_PDF_NO_CHROMIUM", env=CHROMIUM_ENV)
+    src, out = Path(html_path).resolve(), Path(pdf_path).resolve()
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix="audit-pdf-") as profile:
+        cmd = [exe, *_FLAGS, f"--user-data-dir={profile}", f"--print-to-pdf={out}", src.as_uri()]
+        try:
+            done = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, check=False)
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            raise fail("REPORT_PDF_FAILED", reason=excerpt(f"{type(exc).__name__}: {exc}", 160)) from None
+    if done.returncode != 0 or not out.is_file() or out.stat().st_size == 0:
+        raise fail("REPORT_PDF_FAILED", reason=excerpt(done.stderr.strip() or f"exit code {done.returncode}", 160))
+    return out
