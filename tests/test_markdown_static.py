@@ -49,6 +49,10 @@ TRUSTED: dict[tuple[str, str], str] = {
         "model_note puts every value from the manifest in code spans (components/widgets/transport.py)",
     ("components/widgets/findings.py", 'st.markdown(f"**{TITLE}**")'): "TITLE is the panel's own constant",
     ("components/glossary.py", "with st.expander(title):"): "callers pass the app's own titles (default: a constant)",
+    ("components/widgets/runs.py", "st.markdown(link)"):
+        "the release-gate hook's Markdown, which escapes every value it interpolates (default_receipt_gate)",
+    ("components/widgets/runs.py", 'col.metric(f"Verdicts {what}" if what != "changed" else "Verdicts changed (no order)", n)'):
+        "what is one of the page's four direction words",
     ("components/widgets/demo.py", 'st.caption(f"Chosen by rule: {STRIKING_RULE.format(confident=0.8)}. Target '
                                    '{md_escape(target)}: predicted "'):
         "STRIKING_RULE is the app's sentence; the target and class names are escaped",

@@ -162,6 +162,17 @@ GLOSSARY: dict[str, str] = {
     "column": "The raw column of the table.",
     "removed to flip": "Yes for the groups set to reference values, in the most damaging order, until the "
                        "prediction flipped.",
+    # Calibration and conformal depth
+    "ace": "ACE (adaptive calibration error): like ECE, but over 15 bins holding equal shares of the records, so "
+           "sparse probability ranges are not ignored. 0 = calibrated.",
+    "mce": "MCE (maximum calibration error): the largest gap between predicted probability and observed frequency "
+           "over the 15 ECE bins. 0 = calibrated.",
+    "spiegelhalter_z": "Spiegelhalter's z: a test statistic for calibration (about ±2 is consistent with a "
+                       "calibrated model); it grows with the number of records, so compare it on similar sizes.",
+    "smooth_ece": "Smooth ECE: the calibration error of a kernel-smoothed reliability curve (bandwidth chosen "
+                  "automatically); steadier than binned ECE.",
+    "qhat_unbounded": "1 when the calibration set is too small for the requested coverage (⌈(n+1)(1−α)⌉ > n): "
+                      "the conformal quantile is then infinite and every class is in every set.",
     "rank": "Order of the groups by their one-group margin drop Δ_g, largest first.",
     "group": "The evidence group.",
     "margin drop when removed alone (Δ_g)": "Δ_g: how much the margin drops when this group alone is set to "
@@ -180,6 +191,14 @@ PATTERNS: tuple[tuple[str, str], ...] = (
     (r"rate_at_([0-9.]+)", "Share of cases answered at confidence threshold {0}."),
     (r"risk_at_([0-9.]+)", "Error rate of the cases answered at confidence threshold {0}."),
     (r"coverage_class(\d+)", "Conformal coverage of class {0}: share of its records whose set contains it."),
+    (r"qhat_class(\d+)_unbounded", "1 when class {0} has too few calibration records for the requested "
+                                   "coverage: its quantile is infinite, so it is in every set."),
+    (r"mondrian_(coverage|mean_set_size)@alpha=([0-9.]+)", "Per-subgroup conformal sets (a quantile per level of "
+                                                           "the subgroup column): {0} at α = {1}."),
+    (r"mondrian_worst_coverage@alpha=([0-9.]+)", "The lowest coverage over the levels of the subgroup column, with "
+                                                 "a conformal quantile per level, at α = {0}."),
+    (r"worst_subgroup_coverage_(\d+)", "Worst subgroup coverage of per-subgroup conformal sets aiming at {0}% "
+                                       "coverage."),
     (r"qhat_class(\d+)", "The conformal score quantile of class {0} (label-conditional sets)."),
     (r"singleton_accuracy_class(\d+)", "Accuracy of the one-class sets that name class {0}."),
     (r"worst_class_coverage_(\d+)", "Worst class coverage of conformal sets aiming at {0}% coverage."),

@@ -288,7 +288,7 @@ def compare_section(runs: pd.DataFrame) -> None:
         if not deltas:
             st.info("The two runs share no table with numeric columns to compare.")
         for name, df in deltas.items():
-            with st.expander(f"{name} · B − A ({len(df):,} row(s))"):
+            with st.expander(f"{md_escape(name)} · B − A ({len(df):,} row(s))"):
                 st.dataframe(df, hide_index=True, key=f"view_ru_cmp_{name}")
         left, right = st.columns(2)
         with left:
