@@ -4,7 +4,8 @@ Run: ``python benchmarks/bench_fragility_width.py`` (every shape, LightGBM and l
 Options: ``--shapes 5000x100,1000x400,1000x2000``, ``--models lightgbm,logistic_regression``,
 ``--stop`` (also measure how long Stop takes inside each long stage), ``--raise-quadratic-cap N``.
 
-Each audit runs in a fresh subprocess (``OMP_NUM_THREADS=1``) on a generated frame: ``cols`` columns
+Each audit runs in a fresh subprocess (``OMP_NUM_THREADS=1``) on a generated frame
+(``tests/fragility_data.py::wide_workspace``): ``cols`` columns
 (one in ten categorical with 3 levels, the rest normal numbers) and ``rows`` rows, seeded; every column
 is its own evidence group, so ``G = cols``. The audit uses the default :class:`AuditOptions` (300 cases,
 ``AUDIT_MAX_QUADRATIC_GROUPS`` = 200, ``AUDIT_MAX_FRAGILITY_CELLS`` = 4e9). Printed per audit: the
@@ -28,27 +29,14 @@ ROOT = Path(__file__).resolve().parents[1]
 
 CHILD = r"""
 import json, resource, sys, time
-import numpy as np, pandas as pd
-from audit_core.data.dataset import DatasetConfig, build_dataset
+sys.path.insert(0, "tests")
 from audit_core.errors import AuditInputError
 from audit_core.fragility.audit import AuditOptions, run_fragility_audit
-from audit_core.models.training import train_workspace
-from audit_core.models.zoo import ModelSpec
+from fragility_data import wide_workspace
 
 n_cols, n_rows, kind, stop_at = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3], sys.argv[4]
 opts = json.loads(sys.argv[5])
-rng = np.random.default_rng(n_cols + n_rows)
-n_cat = n_cols // 10
-num = rng.normal(size=(n_rows, n_cols - n_cat))
-frame = pd.DataFrame(num, columns=[f"x{j}" for j in range(num.shape[1])])
-for j in range(n_cat):
-    frame[f"c{j}"] = rng.choice(["a", "b", "c"], size=n_rows)
-frame["y"] = (num[:, :5].sum(axis=1) + rng.normal(size=n_rows) > 0).astype(int)
-roles = {c: ("numeric" if c.startswith("x") else "categorical") for c in frame.columns if c != "y"}
-roles["y"] = "ignore"
-ds = build_dataset(frame, DatasetConfig(name="wide", targets=({"kind": "class", "name": "y", "column": "y",
-                                                               "positive": 1},), roles=roles))
-ws = train_workspace(ds, spec=ModelSpec(kind=kind, seed=0))
+ws = wide_workspace(n_cols, n_rows, kind, n_cols + n_rows)
 rss0 = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 seen = {"at": None}
 
