@@ -29,27 +29,14 @@ ROOT = Path(__file__).resolve().parents[1]
 
 CHILD = r"""
 import json, resource, sys
-import numpy as np, pandas as pd
-from audit_core.data.dataset import DatasetConfig, build_dataset
+sys.path.insert(0, "tests")
 from audit_core.errors import AuditInputError
 from audit_core.fragility.audit import AuditOptions, run_fragility_audit
-from audit_core.models.training import train_workspace
-from audit_core.models.zoo import ModelSpec
+from fragility_data import wide_workspace
 
 n_cols, n_rows, kind, seed = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3], int(sys.argv[4])
 opts = json.loads(sys.argv[5])
-rng = np.random.default_rng(seed)
-n_cat = n_cols // 10
-num = rng.normal(size=(n_rows, n_cols - n_cat))
-frame = pd.DataFrame(num, columns=[f"x{j}" for j in range(num.shape[1])])
-for j in range(n_cat):
-    frame[f"c{j}"] = rng.choice(["a", "b", "c"], size=n_rows)
-frame["y"] = (num[:, :5].sum(axis=1) + rng.normal(size=n_rows) > 0).astype(int)
-roles = {c: ("numeric" if c.startswith("x") else "categorical") for c in frame.columns if c != "y"}
-roles["y"] = "ignore"
-ds = build_dataset(frame, DatasetConfig(name="wide", targets=({"kind": "class", "name": "y", "column": "y",
-                                                               "positive": 1},), roles=roles))
-ws = train_workspace(ds, spec=ModelSpec(kind=kind, seed=0, params={"n_estimators": 30} if kind == "lightgbm" else {}))
+ws = wide_workspace(n_cols, n_rows, kind, seed, {"n_estimators": 30} if kind == "lightgbm" else {})
 rss0 = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 out = {"groups": ws.grouping.n_groups, "features": len(ws.grouping.features), "rss_before_mb": rss0}
 try:

@@ -22,7 +22,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from audit_core.data.groups import Grouping
 from audit_core.errors import AuditInputError
 from audit_core.fragility import FragilityConfig, beam_min_flip, certify, exact_min_flip
 from audit_core.fragility.audit import AuditOptions, run_fragility_audit
@@ -178,3 +181,97 @@ def test_memory_is_the_outputs_once_plus_bounded_chunks(engine, n):
     assert out["engine"] == ("linear" if engine == "auto" else "distinct")
     # default chunk budget 64 MiB: the chunk's rows and its working arrays stay within a few budgets
     assert out["peak"] - out["before"] < out["outputs_mb"] + 3 * 64 + 64, out
+
+
+LONG_STAGES = ("Certificates", "Random-order ablation", "Held-out stressors", "Permutation importance", "Group-SHAP",
+               "Exact search", "Beam search", "Baseline sensitivity")
+STAGE_OPTS = dict(max_cases=60, n_boot=10, shap_max_cases=60, baseline_sensitivity=True,
+                  config=FragilityConfig(n_draws=3, chunk_mb=0.02))
+
+
+def _stop_inside(stage: str):
+    """A progress/should_stop pair that presses Stop at the first report *inside* ``stage`` (after its entry)."""
+    state = {"entered": False, "pressed_at": None, "reports": []}
+
+    def progress(f, m):
+        state["reports"].append(m)
+        if state["entered"] and state["pressed_at"] is None:
+            state["pressed_at"] = len(state["reports"])
+        if m == stage:
+            state["entered"] = True
+
+    return state, progress, (lambda: state["pressed_at"] is not None)
+
+
+@pytest.fixture(scope="module")
+def full_stage_reports():
+    ws, _ = loan_workspace()
+    reports = []
+    audit = run_fragility_audit(ws, options=AuditOptions(**STAGE_OPTS), progress=lambda f, m: reports.append(m))
+    assert audit.complete
+    return reports
+
+
+@pytest.mark.parametrize("stage", LONG_STAGES)
+def test_stop_inside_every_long_stage_ends_that_stage_at_its_next_block(stage, full_stage_reports):
+    """Stop pressed inside a stage ends the audit before the stage's next block.
+
+    Before the fix Stop was polled only between stages: the stage ran to its
+    end (more of its reports followed the press) and the note named the next
+    stage. Each stage here has several blocks in a full run (``chunk_mb``
+    tiny), so a stage that ignored Stop would report again.
+    """
+    start = full_stage_reports.index(stage)
+    later = [full_stage_reports.index(s) for s in LONG_STAGES if full_stage_reports.index(s) > start]
+    inside_full = full_stage_reports[start + 1:min(later, default=len(full_stage_reports))]
+    assert len(inside_full) >= 2, inside_full  # the stage has more than one block to stop between
+    ws, _ = loan_workspace()
+    state, progress, stop = _stop_inside(stage)
+    audit = run_fragility_audit(ws, options=AuditOptions(**STAGE_OPTS), progress=progress, should_stop=stop)
+    assert not audit.complete
+    after = state["reports"][state["pressed_at"]:]
+    assert after == [], after  # no further block of this stage, and no later stage, ran
+    if stage == "Certificates":
+        assert 0 < len(audit.batch) < 60
+        assert audit.notes[-1] == (f"Stopped by the user after {len(audit.batch)} of 60 cases; "
+                                   "the evaluation was skipped.")
+    else:
+        assert len(audit.batch) == 60
+        assert audit.notes[-1] == f"Stopped by the user during {stage.lower()}; the evaluation was not finished."
+
+
+@settings(max_examples=40, deadline=None)
+@given(G=st.integers(1, 1500), per_group=st.integers(1, 2), n=st.integers(1, 300), qcap=st.integers(1, 500),
+       cap=st.floats(1e3, 1e11), engine=st.sampled_from(["distinct", "linear"]), path=st.sampled_from(["static", "adaptive"]))
+def test_every_planned_audit_is_bounded_or_refused_up_front(G, per_group, n, qcap, cap, engine, path):
+    """Any width (groups, columns) and case count: the planned work stays under the cap or is refused.
+
+    This is what bounds the time of a wide audit (before: 1,000 groups ran past
+    10 minutes, with the quadratic parts unbounded): the quadratic stages run
+    exactly when G is within their cap, and the values built never exceed
+    ``AUDIT_MAX_FRAGILITY_CELLS``, whatever the shape.
+    """
+    F = G * per_group
+    feats = tuple(f"f{j}" for j in range(F))
+    group_of = tuple(f"g{j // per_group}" for j in range(F))
+    grouping = Grouping(feats, feats, group_of, tuple(dict.fromkeys(group_of)))
+    proto = protocol_for(grouping, baseline=np.zeros(F), scale=np.ones(F), baseline_kind="mean",
+                         config=FragilityConfig(path=path))
+    opts = AuditOptions(max_quadratic_groups=qcap, max_cells=int(cap))
+    unbounded = plan_audit(proto, n_cases=n, n_features=F, engine=engine, n_search=min(n, 200),
+                           options=replace(opts, max_cells=10 ** 30))
+    quad = G <= qcap
+    assert (unbounded.permutation, unbounded.beam) == (quad, quad)
+    assert unbounded.shap == quad  # n <= shap_max_cases (300) here
+    assert any("AUDIT_MAX_QUADRATIC_GROUPS" in note for note in unbounded.notes) == (not quad)
+    assert ("permutation importance" in unbounded.cells) == quad and ("group-SHAP" in unbounded.cells) == quad
+    assert unbounded.total >= n * (G + 1) * F  # at least the one-group removals of every case
+    if unbounded.total <= int(cap):
+        assert plan_audit(proto, n_cases=n, n_features=F, engine=engine, n_search=min(n, 200), options=opts).total \
+            == unbounded.total
+    else:
+        with pytest.raises(AuditInputError) as err:
+            plan_audit(proto, n_cases=n, n_features=F, engine=engine, n_search=min(n, 200), options=opts)
+        assert err.value.code == "FR_TOO_MUCH_WORK"
+        assert f"cap of {int(cap):,} (AUDIT_MAX_FRAGILITY_CELLS)" in err.value.message
+        assert f"{n:,} cases × {G:,} evidence groups × {F:,} transformed columns" in err.value.message
