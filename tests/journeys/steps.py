@@ -99,6 +99,7 @@ def select(page, label: str, option: str, *, partial: bool = False) -> None:
     """Pick ``option`` (or the option containing it, ``partial``) in the selectbox labelled ``label``."""
     box = main(page).locator('[data-testid="stSelectbox"]').filter(
         has=page.locator("label", has_text=re.compile("^" + re.escape(label) + "$"))).first
+    box.locator('[role="combobox"]').first.wait_for(timeout=LONG)
     _pick(page, box.locator('[role="combobox"]').first, option, partial)
 
 
@@ -121,10 +122,12 @@ def multiselect(page, label: str, options: list[str], *, partial: bool = False) 
     """Make ``options`` the selection of the multiselect labelled ``label``."""
     box = main(page).locator('[data-testid="stMultiSelect"]').filter(
         has=page.locator("label", has_text=re.compile("^" + re.escape(label)))).first
-    clear = box.locator('[role="button"][aria-label="Clear all"], svg[title="Clear all"]')
+    box.locator("input").first.wait_for(timeout=LONG)
+    clear = box.locator('button[aria-label="Clear all"]')
     if clear.count():
         clear.first.click()
         idle(page)
+    assert box.locator("[data-tag]").count() == 0
     for option in options:
         _pick(page, box.locator("input").first, option, partial)
     page.keyboard.press("Escape")
@@ -263,8 +266,8 @@ def ui_transport(page) -> list[str]:
 def ui_gate(page, old: list[str], new: list[str]) -> dict:
     """Step 6: the release gate, old runs against new runs; returns the downloaded gate cube."""
     goto(page, "", "Receipts")
-    multiselect(page, "Old: runs", old, partial=True)
-    multiselect(page, "New: runs", new, partial=True)
+    multiselect(page, "Old: runs", [r[-8:] for r in old], partial=True)
+    multiselect(page, "New: runs", [r[-8:] for r in new], partial=True)
     click(page, "Execute gate cube")
     wait_text(page, "Release verdict")
     assert_clean(page)
@@ -274,7 +277,7 @@ def ui_gate(page, old: list[str], new: list[str]) -> dict:
 def ui_report(page, run_label: str) -> bytes:
     """Step 7: open a run on Runs & reports and download its HTML report."""
     goto(page, "", "Runs & reports")
-    select(page, "Run", run_label, partial=True)
+    select(page, "Run", run_label[-8:], partial=True)
     data = download(page, "HTML report")
     assert_clean(page)
     return data
@@ -395,7 +398,7 @@ def hand_grounds(fragility_run, transport_run=None) -> dict[str, float]:
         return out
     t = transport_run.tables["results"]
     cfg = transport_run.config
-    model, mapping, target = cfg["models"][0], cfg["mappings"][0], cfg["primary_target"]
+    model, mapping, target = cfg["models"][0], cfg["mappings"][0], cfg["targets"][0]["name"]
     clean = t[(t["condition"] == "clean") & (t["domain"] == "ood") & (t["model"] == model) & (t["mapping"] == mapping)
               & (t["weighting"] == "unweighted") & (t["target_definition"] == target) & (t["refit"] >= 0)]
     ece = clean[(clean["analysis"] == "metrics") & (clean["metric"] == "ece")]
