@@ -174,7 +174,7 @@ def ui_upload(page, j: Journey, workdir: Path) -> None:
     page.get_by_text("Upload a file").click(timeout=LONG)
     page.get_by_text("CSV, Parquet or Excel (.xlsx)").wait_for(timeout=LONG)
     page.locator('input[type="file"]').first.set_input_files([str(f) for f in j.files])
-    wait_text(page, f"{j.files[0].name}" + (f" and {len(j.files) - 1} more" if len(j.files) > 1 else "") + " · ")
+    wait_text(page, f"Stacked {len(j.files)} files" if len(j.files) > 1 else f"{j.files[0].name} · ")
     idle(page)
     if j.column_names:
         expand(page, "Read options")
@@ -231,8 +231,8 @@ def ui_train(page, kind: str, label: str) -> str:
     return msg
 
 
-def ui_fragility(page) -> tuple[str, str]:
-    """Step 4: a small Fragility audit, then the first confident-but-fragile case. Returns (headline, case caption)."""
+def ui_fragility(page) -> str:
+    """Step 4: a small Fragility audit, then pick "Confident but fragile" in the inspector. Returns the headline."""
     goto(page, "", "Fragility")
     number(page, "Case-sample cap", FRAGILITY_CASES)
     number(page, "Draws R for stochastic operators", FRAGILITY_DRAWS)
@@ -242,9 +242,14 @@ def ui_fragility(page) -> tuple[str, str]:
     main(page).locator('[data-testid="stRadio"]').filter(has_text="Pick from").get_by_text(
         "Confident but fragile", exact=True).click()
     idle(page)
-    caption = wait_text(page, "ŷ = ").inner_text()
     assert_clean(page)
-    return headline, caption
+    return headline
+
+
+def ui_case_caption(page, key: str) -> str:
+    """The inspector's caption once it shows case ``key`` (not the case shown before the pick was redrawn)."""
+    wait_text(page, f"Case trajectory · {key}")
+    return wait_text(page, "ŷ = ").inner_text()
 
 
 def ui_transport(page) -> list[str]:
@@ -507,14 +512,14 @@ def run_journey(page, url: str, j: Journey, registry_path: Path, workdir: Path) 
         assert ws.grouping.raw_map() == {c: g for c, g in groups.items() if c in ws.grouping.raw_map()}
     ws = workspaces["logistic_regression"]
     # 4: Fragility and a confident fragile case
-    headline, caption = ui_fragility(page)
+    headline = ui_fragility(page)
     audit = lib_fragility(ws)
     s = audit.summary
     assert f"Certified {len(s)} cases · mean k* {s['k_star'].mean():.2f} · mean FDS {s['fds'].mean():.3f}" in headline
     key, cert = confident_fragile_case(audit)
+    caption = ui_case_caption(page, key)
     assert caption == (f"ŷ = {cert.y_hat:d}, p̂ = {cert.p_hat:.3f}, m0 = {cert.m0:.3f}, k* = {cert.k_star:d}, "
-                       f"RCMA = {cert.rcma:.3f}, d = {cert.d:.2f}, FDS = {cert.fds:.3f}")
-    wait_text(page, f"Case trajectory · {key}")
+                       f"RCMA = {cert.rcma:.3f}, d = {cert.d:.2f}, FDS = {cert.fds:.3f}"), caption
     fr = reg.load(_run_id(reg, "fragility"))
     for col in ("k_star", "fds", "p_hat", "rcma"):
         np.testing.assert_array_equal(fr.tables["summary"][col].to_numpy(float), s[col].to_numpy(float))
