@@ -217,6 +217,8 @@ def ui_groups(page, j: Journey, workdir: Path) -> None:
     csv.write_text(j.group_csv)
     main(page).locator('[data-testid="stFileUploader"]').filter(has_text="Upload a column,group CSV").locator(
         'input[type="file"]').set_input_files(str(csv))
+    idle(page)
+    expand(page, "Assign groups by rules or CSV")  # a rerun may have closed it
     main(page).get_by_role("button", name="Apply CSV").wait_for(timeout=LONG)
     click(page, "Apply CSV")
     assert_clean(page)
