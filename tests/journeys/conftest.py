@@ -1,0 +1,5 @@
+"""The journeys import the shared browser helpers of ``tests/``."""
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
