@@ -86,7 +86,9 @@ def test_gate_exit_codes_on_runs_built_to_pass_and_to_fail(fragility_run) -> Non
     # production also needs transport grounds: unknown -> refer, which does not pass
     refer = cli("gate", bad_id, good_id, "--registry", str(reg))
     assert refer.returncode == 1 and "-> B refer: FAILED" in refer.stdout
-    assert "absent grounds: ood_ece, worst_class_coverage_90, n_transport_sensitive" in refer.stdout
+    # every Transport ground is absent (the runs are fragility runs)
+    assert ("absent grounds: ood_ece, worst_class_coverage_90, worst_subgroup_coverage_90, n_transport_sensitive, "
+            "n_transport_worse") in refer.stdout
     unknown = cli("gate", good_id, "nope", "--registry", str(reg))
     assert unknown.returncode == 2 and "No saved run with id 'nope'" in unknown.stderr
     norules = cli("gate", good_id, bad_id, "--rules", "absent.yaml", "--registry", str(reg))

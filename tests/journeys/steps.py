@@ -17,6 +17,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from audit_core.findings.cases import class_name
+from components.report.document import MAX_TABLE_ROWS
+
 LONG = 300_000  # ms: a step on a busy 2-core machine
 QUICK = 120_000
 
@@ -251,7 +254,7 @@ def ui_fragility(page) -> str:
 def ui_case_caption(page, key: str) -> str:
     """The inspector's caption once it shows case ``key`` (not the case shown before the pick was redrawn)."""
     wait_text(page, f"Case trajectory · {key}")
-    return wait_text(page, "ŷ = ").inner_text()
+    return wait_text(page, "Predicted '").inner_text()
 
 
 def ui_transport(page) -> list[str]:
@@ -520,8 +523,13 @@ def run_journey(page, url: str, j: Journey, registry_path: Path, workdir: Path) 
     assert f"Certified {len(s)} cases · mean k* {s['k_star'].mean():.2f} · mean FDS {s['fds'].mean():.3f}" in headline
     key, cert = confident_fragile_case(audit)
     caption = ui_case_caption(page, key)
-    assert caption == (f"ŷ = {cert.y_hat:d}, p̂ = {cert.p_hat:.3f}, m0 = {cert.m0:.3f}, k* = {cert.k_star:d}, "
-                       f"RCMA = {cert.rcma:.3f}, d = {cert.d:.2f}, FDS = {cert.fds:.3f}"), caption
+    names = ws.dataset.primary.class_names
+    flips = (f"flips to '{class_name(names, int(cert.path_labels[cert.k_star]))}' after {cert.k_star} "
+             f"group{'s' if cert.k_star != 1 else ''}")
+    assert caption.startswith(f"Predicted '{class_name(names, cert.y_hat)}' for {ws.dataset.primary.name} "
+                              f"with probability {cert.p_hat:.3f} (actually '"), caption
+    assert caption.endswith(f"'); {flips}. Margin {cert.m0:.3f}, RCMA {cert.rcma:.3f}, d {cert.d:.2f}, "
+                            f"FDS {cert.fds:.3f}."), caption
     fr = reg.load(_run_id(reg, "fragility"))
     for col in ("k_star", "fds", "p_hat", "rcma"):
         np.testing.assert_array_equal(fr.tables["summary"][col].to_numpy(float), s[col].to_numpy(float))
@@ -549,6 +557,8 @@ def run_journey(page, url: str, j: Journey, registry_path: Path, workdir: Path) 
     html = ui_report(page, tr.run_id)
     tables = report_tables(html)
     verdicts = tables["verdict-table"]
-    assert len(verdicts) == len(tr.tables["verdicts"]) > 0
-    assert list(verdicts["verdict"]) == [str(v) for v in tr.tables["verdicts"]["verdict"]]
+    stored_verdicts = tr.tables["verdicts"].head(MAX_TABLE_ROWS)  # the report caps its tables (full: Parquet)
+    assert len(verdicts) == len(stored_verdicts) > 0
+    assert list(verdicts["verdict"]) == [str(v) for v in stored_verdicts["verdict"]]
+    assert f"({len(tr.tables['verdicts']):,} rows × " in html
     return {"rows": table.frame.shape[0], "columns": table.frame.shape[1], "groups": ws.grouping.n_groups}
