@@ -94,7 +94,7 @@ def test_domains_required_and_distinct(loan):
 def test_bad_options_declared():
     with pytest.raises(AuditInputError) as e:
         TransportConfig(targets=({"kind": "class", "name": "t", "column": "y", "positive": 1},), numeric=("x",),
-                        mappings=("temperature",))
+                        mappings=("no_such_mapping",))
     assert _code(e) == "TRANSPORT_BAD_OPTION"
     with pytest.raises(AuditInputError) as e:
         TransportConfig(targets=({"kind": "class", "name": "t", "column": "y", "positive": 1},), numeric=("x",),
