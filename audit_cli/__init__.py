@@ -21,7 +21,7 @@ Exit codes
    interrupted (Ctrl-C / SIGTERM: the current run is saved as ``failed``),
    or an unexpected error
 """
-from .commands import main
+from .commands import console_main, main
 from .parser import EXIT_GATE_FAILED, EXIT_OK, EXIT_RUN_FAILED, EXIT_USAGE, build_parser
 
-__all__ = ["EXIT_GATE_FAILED", "EXIT_OK", "EXIT_RUN_FAILED", "EXIT_USAGE", "build_parser", "main"]
+__all__ = ["EXIT_GATE_FAILED", "EXIT_OK", "EXIT_RUN_FAILED", "EXIT_USAGE", "build_parser", "console_main", "main"]

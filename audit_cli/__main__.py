@@ -1,6 +1,4 @@
 """``python -m audit_cli``: the same program as the ``reliability-audit`` command."""
-import sys
+from . import console_main
 
-from . import main
-
-sys.exit(main())
+console_main()

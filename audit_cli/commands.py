@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+import os
 import signal
 import sys
 from pathlib import Path
@@ -294,3 +295,24 @@ def main(argv: Sequence[str] | None = None) -> int:
     except Exception as exc:  # noqa: BLE001 - one line, no traceback, for the operator
         _err(f"unexpected {type(exc).__name__}: {exc}")
         return EXIT_RUN_FAILED
+
+
+def console_main() -> None:
+    """The installed ``reliability-audit`` command and ``python -m audit_cli``: :func:`main`, then a hard exit.
+
+    After the command has finished and its output is flushed, the process
+    ends with ``os._exit`` instead of the interpreter's normal shutdown. The
+    native thread pools loaded by the numerical libraries (OpenMP, OpenBLAS)
+    sometimes aborted the process during that shutdown ("terminate called
+    without an active exception", exit 134) after a successful run: 2 of 6
+    runs of a model audit with ``--html``, 0 of 8 with one BLAS/OpenMP thread.
+    Nothing of the command's work happens at that point; every run is saved
+    and every file closed before :func:`main` returns.
+    """
+    import logging
+
+    code = main()
+    logging.shutdown()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)
