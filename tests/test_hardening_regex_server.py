@@ -60,7 +60,7 @@ def test_pathological_rule_returns_and_other_sessions_stay_responsive(tmp_path: 
             a.locator('input[type="file"]').first.set_input_files(str(csv))
             a.get_by_text("long_names.csv", exact=False).first.wait_for(timeout=120_000)
             a.get_by_text("Assign groups by rules or CSV").click()
-            a.get_by_label("Rules").fill("regex: ^(a+)+$ -> g")
+            a.get_by_label("Rules").fill("regex: ^(a+)+$ -> g", timeout=120_000)
             a.get_by_label("Rules").press("Control+Enter")
             poller = threading.Thread(target=_poll_health, args=(url, stop, worst), daemon=True)
             poller.start()
