@@ -367,11 +367,19 @@ def lib_fragility(ws):
 
 
 def confident_fragile_case(audit):
-    """The case the inspector opens first under "Confident but fragile"."""
+    """The case the inspector opens first: the documented rule (docs/fragility.md), written out here.
+
+    Among confident cases (p̂ ≥ 0.8) whose certificate flips within K, the fewest groups to flip, then the highest
+    p̂; else any case that flips; else the most confident case.
+    """
     s = audit.summary
-    pool = s[(s["p_hat"] >= 0.8) & (s["k_star"] <= audit.batch.protocol.k)]
-    pool = pool if len(pool) else s
-    key = str(pool.sort_values("fds", ascending=False)["key"].iloc[0])
+    flips = s["k_star"] <= audit.batch.protocol.k
+    pool = s[(s["p_hat"] >= 0.8) & flips]
+    pool = pool if len(pool) else s[flips]
+    if len(pool):
+        key = str(pool.sort_values(["k_star", "p_hat"], ascending=[True, False], kind="stable")["key"].iloc[0])
+    else:
+        key = str(s.sort_values("p_hat", ascending=False, kind="stable")["key"].iloc[0])
     i = int(np.flatnonzero(s["key"].astype(str).to_numpy() == key)[0])
     return key, audit.batch.certificate(i)
 
