@@ -568,5 +568,5 @@ def run_journey(page, url: str, j: Journey, registry_path: Path, workdir: Path) 
     stored_verdicts = tr.tables["verdicts"].head(MAX_TABLE_ROWS)  # the report caps its tables (full: Parquet)
     assert len(verdicts) == len(stored_verdicts) > 0
     assert list(verdicts["verdict"]) == [str(v) for v in stored_verdicts["verdict"]]
-    assert f"({len(tr.tables['verdicts']):,} rows × " in html
+    assert f"({len(tr.tables['verdicts']):,} rows × ".encode() in html
     return {"rows": table.frame.shape[0], "columns": table.frame.shape[1], "groups": ws.grouping.n_groups}
