@@ -59,7 +59,12 @@ def test_pathological_rule_returns_and_other_sessions_stay_responsive(tmp_path: 
             a.get_by_text("CSV, Parquet or Excel (.xlsx)").wait_for(timeout=120_000)
             a.locator('input[type="file"]').first.set_input_files(str(csv))
             a.get_by_text("long_names.csv", exact=False).first.wait_for(timeout=120_000)
-            a.get_by_text("Assign groups by rules or CSV").click()
+            # a rerun after the upload can redraw the expander closed: open it until the rules box shows
+            for _ in range(30):
+                if a.get_by_label("Rules").is_visible():
+                    break
+                a.get_by_text("Assign groups by rules or CSV").click()
+                a.wait_for_timeout(2_000)
             a.get_by_label("Rules").fill("regex: ^(a+)+$ -> g", timeout=120_000)
             a.get_by_label("Rules").press("Control+Enter")
             poller = threading.Thread(target=_poll_health, args=(url, stop, worst), daemon=True)
