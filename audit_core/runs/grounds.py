@@ -199,8 +199,8 @@ _RESULT_KEYS = ("analysis", "condition", "target_definition", "domain", "model",
                 "value", "weighting", "alpha", "selection_rate")
 
 
-def _transport_slice(run: RunRecord, analysis: str, metric: str, alpha: float | None):
-    """Mean over refits of the primary pipeline's clean OOD value of ``analysis``/``metric``."""
+def _results_and_primary(run: RunRecord):
+    """``(results table, primary pipeline)``, or ``(None, why)`` when either cannot be read."""
     df = _table(run, "results")
     if df is None:
         return None, "no 'results' table"
@@ -208,6 +208,14 @@ def _transport_slice(run: RunRecord, analysis: str, metric: str, alpha: float | 
         return None, why
     primary = transport_primary(run)
     if isinstance(primary, str):
+        return None, primary
+    return df, primary
+
+
+def _transport_slice(run: RunRecord, analysis: str, metric: str, alpha: float | None):
+    """Mean over refits of the primary pipeline's clean OOD value of ``analysis``/``metric``."""
+    df, primary = _results_and_primary(run)
+    if df is None:
         return None, primary
     if alpha is not None:
         alphas = sorted({round(a, 6) for a in pd.to_numeric(df["alpha"], errors="coerce").dropna()})
@@ -229,13 +237,8 @@ def _worst_cov(run: RunRecord):
 
 def _worst_subgroup_cov(run: RunRecord):
     """Per refit, the lowest Mondrian-by-subgroup coverage over every declared subgroup column; mean over refits."""
-    df = _table(run, "results")
+    df, primary = _results_and_primary(run)
     if df is None:
-        return None, "no 'results' table"
-    if (why := _need(df, "results", _RESULT_KEYS)):
-        return None, why
-    primary = transport_primary(run)
-    if isinstance(primary, str):
         return None, primary
     filters = {"analysis": "heterogeneity", "target_definition": primary["target_definition"], "domain": "ood",
                "model": primary["model"], "mapping": primary["mapping"],
