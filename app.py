@@ -35,8 +35,10 @@ def main() -> None:
     loading = st.empty()
     loading.caption("Loading the audit library…")
     from components.jobs import sidebar_status  # heavy imports only after the navigation is drawn
-    from components.widgets.data import ensure_sample_loaded
+    from audit_core.native_threads import pin_blas_threads
+    from components.widgets.adoption import ensure_sample_loaded
 
+    pin_blas_threads()  # sessions share this process: one fixed BLAS thread count (audit_core/native_threads.py)
     ensure_sample_loaded()  # a bundled sample is ready to explore on first start
     sidebar_status()
     loading.empty()

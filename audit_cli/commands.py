@@ -277,6 +277,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``reliability-audit``; returns the exit code (see the module docstring)."""
     args = build_parser().parse_args(argv)  # --help and usage errors exit here, before heavy imports
     from audit_core.errors import AuditInputError
+    from audit_core.native_threads import pin_blas_threads
+
+    pin_blas_threads()  # the same fixed BLAS thread count as the app, so a run's digits match it
 
     try:
         return _COMMANDS[args.command](args)

@@ -5,6 +5,10 @@ from pathlib import Path
 
 import pytest
 
+from audit_core.native_threads import pin_blas_threads
+
+pin_blas_threads()  # as app.py and the CLI do: every test computes with the entry points' BLAS thread count
+
 
 @pytest.fixture
 def registry_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:

@@ -20,7 +20,7 @@ import streamlit as st
 from streamlit.runtime.scriptrunner_utils.exceptions import StopException
 from streamlit.testing.v1 import AppTest
 
-import components.widgets.data as dw
+import components.widgets.adoption as ad
 from components.state import Keys
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -69,8 +69,8 @@ class _St:
 @pytest.mark.parametrize("cut_at", range(1, WRITES + 1))
 def test_an_adoption_cut_short_is_completed_on_the_next_run(registry_path, monkeypatch, cut_at):
     state = _CutState(cut_at)
-    monkeypatch.setattr(dw, "st", _St(state))
-    original, calls = dw._adopt_table, []
+    monkeypatch.setattr(ad, "st", _St(state))
+    original, calls = ad.adopt_table, []
 
     def adopt(*args, **kwargs):
         calls.append(args[1])
@@ -80,7 +80,7 @@ def test_an_adoption_cut_short_is_completed_on_the_next_run(registry_path, monke
         finally:
             state.armed = False
 
-    monkeypatch.setattr(dw, "_adopt_table", adopt)
+    monkeypatch.setattr(ad, "adopt_table", adopt)
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=240).run()  # the session's first run, cut
     at.switch_page("pages/data_groups.py").run()
     assert not at.exception, at.exception

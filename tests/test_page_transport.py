@@ -37,7 +37,7 @@ def test_without_data_points_to_data_groups(registry_path, monkeypatch):
 
 
 def _preset(at: AppTest) -> None:
-    from components.widgets.data import _column_table
+    from components.widgets.adoption import _column_table
     from components.state import Keys, sample_table
     from audit_core.data.samples import SAMPLES
 

@@ -23,7 +23,7 @@ def registry_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 def _adult(at: AppTest) -> None:
     from components.state import Keys
-    from components.widgets.data import _column_table
+    from components.widgets.adoption import _column_table
 
     table = adult_table()
     cols = _column_table(table.frame, None)

@@ -105,7 +105,7 @@ def test_transport_page_shows_the_refusal(tmp_path, monkeypatch):
 
     from audit_core.data.intake import read_table
     from components.state import Keys
-    from components.widgets.data import _column_table
+    from components.widgets.adoption import _column_table
 
     monkeypatch.setenv("AUDIT_REGISTRY_PATH", str(tmp_path / "r.sqlite3"))
     table = read_table(_frame("text", [1]).to_csv(index=False).encode(), name="three.csv")

@@ -1,9 +1,9 @@
 """One BLAS thread for the Transport protocol's own small matrix products."""
 from __future__ import annotations
 
-__all__ = ["serial_blas"]
+from ..native_threads import serial_blas as _serial_blas
 
-_BLAS_CONTROLLER = None
+__all__ = ["serial_blas"]
 
 
 def serial_blas():
@@ -16,14 +16,8 @@ def serial_blas():
     ``fit_logistic_1d`` takes 318 ms with default threading under load and
     28 ms on one thread), and a fixed thread count also fixes the summation
     order. Model training and ``predict_proba`` are not wrapped.
-    """
-    global _BLAS_CONTROLLER
-    if _BLAS_CONTROLLER is None:
-        try:
-            from threadpoolctl import ThreadpoolController
-        except ImportError:  # pragma: no cover - threadpoolctl ships with scikit-learn
-            from contextlib import nullcontext
 
-            return nullcontext()
-        _BLAS_CONTROLLER = ThreadpoolController()  # library discovery once (about 10 ms)
-    return _BLAS_CONTROLLER.limit(limits=1, user_api="blas")
+    Overlapping blocks in several threads share one limit (see
+    :func:`audit_core.native_threads.serial_blas`).
+    """
+    return _serial_blas()

@@ -14,11 +14,11 @@ import pandas as pd
 import streamlit as st
 
 from audit_core.data.baseline import BASELINE_KINDS
-from audit_core.data.dataset import AuditDataset, DatasetConfig, build_dataset
+from audit_core.data.dataset import DatasetConfig, build_dataset
 from audit_core.data.groups import GroupRule, apply_group_rules, parse_group_csv
 from audit_core.data.intake import LoadedTable
-from audit_core.data.roles import ROLES, infer_roles, propose_roles
-from audit_core.data.samples import SAMPLES, SampleInfo
+from audit_core.data.roles import ROLES, propose_roles
+from audit_core.data.samples import SAMPLES
 from audit_core.data.targets import target_from_dict
 from audit_core.errors import AuditInputError
 from audit_core.models.importing import import_model
@@ -30,10 +30,9 @@ from components.state import (
     PERSIST, WORKSPACE_SLOT, Keys, cached_sheets, cached_upload, cached_uploads, current_provenance, registry,
     sample_table, upload_options,
 )
+from components.widgets.adoption import NONE, adopt_table, replace_columns_table, seed_domain_values
 
 __all__ = [
-    "adopted",
-    "ensure_sample_loaded",
     "source_section",
     "read_report_section",
     "columns_section",
@@ -45,147 +44,12 @@ __all__ = [
     "workspace_section",
 ]
 
-NONE = "(none)"
-# Widget values that name columns of the current table; cleared when the table changes.
-_TABLE_BOUND = ("dg_new_", "dg_primary", "dg_drop_target", "dg_source_value", "dg_target_value")
 # The upload that the accepted missing codes (``dg_missing_codes``) belong to.
 _CODES_FOR = "missing_codes_for"
-_PENDING = "adoption_pending"  # (table, source id, sample info) of an adoption not yet complete
-# Column names and dtypes of the current table: a re-read that changes them refreshes the column table.
-_TABLE_SIGNATURE = "table_signature"
 _FIRST_WITH_DATA = "(first sheet with data)"
 _DELIMITERS = {"detect": None, ",": ",", ";": ";", "tab": "\t", "|": "|", "whitespace": " "}
 _HEADERS = {"detect": "auto", "is the header": "first_row", "is data": "none"}
 _DECIMALS = {"detect": "auto", ". (point)": ".", ", (comma)": ","}
-
-
-def _column_table(frame: pd.DataFrame, info: SampleInfo | None) -> pd.DataFrame:
-    roles = infer_roles(frame)
-    groups = dict(info.evidence_groups) if info else {}
-    excluded = set(info.exclude_columns) if info else set()
-    rows = []
-    for col in frame.columns:
-        s = frame[col]
-        role = "ignore" if col in excluded else roles[col]
-        rows.append(
-            {
-                "column": col,
-                "dtype": str(s.dtype),
-                "role": role,
-                "group": groups.get(col, col),
-                "missing_share": float(s.isna().mean()),
-                "n_unique": int(s.nunique(dropna=True)),
-            }
-        )
-    return pd.DataFrame(rows)
-
-
-def _signature(frame: pd.DataFrame) -> tuple[tuple[str, str], ...]:
-    return tuple((str(c), str(t)) for c, t in frame.dtypes.items())
-
-
-def _edited_columns() -> pd.DataFrame:
-    """The column table with the user's pending edits in the data editor applied."""
-    base = st.session_state[Keys.COLUMNS].copy()
-    edits = st.session_state.get(f"ed_columns_{st.session_state.get(Keys.EDITOR_VERSION, 0)}") or {}
-    for row, changes in (edits.get("edited_rows") or {}).items():
-        for col, value in changes.items():
-            if col in base.columns and int(row) < len(base):
-                base.loc[base.index[int(row)], col] = value
-    return base
-
-
-def _refresh_columns(table: LoadedTable, info: SampleInfo | None) -> None:
-    """The same file re-read with other options: new column table, keeping the user's roles and groups
-    for every column whose name and type did not change."""
-    old = _edited_columns()
-    fresh = _column_table(table.frame, info)
-    kept = {r["column"]: r for r in old.to_dict("records")}
-    for i, row in fresh.iterrows():
-        prev = kept.get(row["column"])
-        if prev is not None and prev["dtype"] == row["dtype"]:
-            fresh.loc[i, ["role", "group"]] = [prev["role"], prev["group"]]
-    _replace_columns_table(fresh)
-
-
-def _adopt_table(table: LoadedTable, source_id: str, info: SampleInfo | None) -> None:
-    """Make ``table`` current; reset declarations only when the source changes.
-
-    Streamlit can end a run at any session-state access (a newer rerun request
-    is honoured there), so an adoption can be cut short half-way: a click on
-    a page link during a session's first run left the source id written and
-    the column table not, and every later run failed with ``KeyError:
-    columns_table``. So the adoption is a small transaction: the request is
-    written first in one assignment (``_PENDING``) and the source id — the
-    mark that an adoption is complete — is cleared, then set again last;
-    :func:`ensure_sample_loaded` (run by ``app.py`` before every page) redoes
-    a request left pending.
-    """
-    if adopted() == source_id:
-        if st.session_state.get(_TABLE_SIGNATURE) != _signature(table.frame):
-            _refresh_columns(table, info)
-            st.session_state[_TABLE_SIGNATURE] = _signature(table.frame)
-        st.session_state[Keys.TABLE] = table
-        return
-    columns = _column_table(table.frame, info)
-    st.session_state[_PENDING] = (table, source_id, info)
-    st.session_state[Keys.SOURCE_ID] = None
-    st.session_state[_TABLE_SIGNATURE] = _signature(table.frame)
-    st.session_state[Keys.TABLE] = table
-    st.session_state[Keys.SAMPLE] = info
-    st.session_state[Keys.COLUMNS] = columns
-    st.session_state[Keys.EDITOR_VERSION] = st.session_state.get(Keys.EDITOR_VERSION, 0) + 1
-    st.session_state[Keys.TARGETS] = [dict(t) for t in info.target_definitions] if info else []
-    WORKSPACE_SLOT.clear()
-    st.session_state[Keys.MESSAGE] = None
-    for key in [k for k in st.session_state.keys() if str(k).startswith(_TABLE_BOUND)]:
-        del st.session_state[key]
-    for key, value in (
-        ("dg_key", info.key_column if info else None),
-        ("dg_domain", info.domain_column if info else None),
-        ("dg_group_col", info.group_column if info else None),
-        ("dg_weight", None),
-        ("dg_eligibility", ""),
-    ):
-        st.session_state[key] = value or NONE if key != "dg_eligibility" else ""
-    if info is not None and info.domain_column in table.frame.columns:
-        _seed_domain_values(table.frame, info.domain_column, info)
-    st.session_state[Keys.SOURCE_ID] = source_id  # last: the adoption is complete
-    st.session_state[_PENDING] = None
-
-
-def adopted() -> str | None:
-    """The source id of the table adopted in full (``None`` before the first, or while one is half-adopted)."""
-    if Keys.COLUMNS not in st.session_state or st.session_state.get(Keys.TABLE) is None:
-        return None
-    return st.session_state.get(Keys.SOURCE_ID)
-
-
-def _seed_domain_values(frame: pd.DataFrame, domain: str, info: SampleInfo | None) -> list[str]:
-    """Source and target domain values: kept while valid, else the sample's, else the first two."""
-    values = sorted(map(str, pd.unique(frame[domain].dropna())))[:100]
-    if not values:
-        return values
-    src = str(info.source_domain) if info and str(info.source_domain) in values else values[0]
-    tgt = str(info.target_domain) if info and str(info.target_domain) in values else values[min(1, len(values) - 1)]
-    if st.session_state.get("dg_source_value") not in values:
-        st.session_state["dg_source_value"] = src
-    if st.session_state.get("dg_target_value") not in values:
-        st.session_state["dg_target_value"] = tgt
-    return values
-
-
-def ensure_sample_loaded(name: str = "loan_synthetic") -> None:
-    """Finish an adoption a stopped run left pending; on a session's first run, adopt a bundled sample."""
-    pending = st.session_state.get(_PENDING)
-    if pending is not None:
-        if adopted() != pending[1]:
-            with guarded("loading the table"):
-                _adopt_table(*pending)
-        st.session_state[_PENDING] = None  # done, or refused with a message: not retried on every run
-    if adopted() is None:
-        with guarded("loading the sample"):
-            _adopt_table(sample_table(name), f"sample:{name}", SAMPLES[name])
 
 
 def _upload_id(uploads: list) -> str:
@@ -253,7 +117,7 @@ def source_section() -> LoadedTable | None:
         )
         st.caption(SAMPLES[name].description)
         with guarded("loading the sample"):
-            _adopt_table(sample_table(name), f"sample:{name}", SAMPLES[name])
+            adopt_table(sample_table(name), f"sample:{name}", SAMPLES[name])
     else:
         # Any extension: the library recognises text by content and refuses
         # other files with a visible message (the uploader's own type filter
@@ -269,14 +133,14 @@ def source_section() -> LoadedTable | None:
             upload_id = _upload_id(uploads)
             if st.session_state.get(_CODES_FOR) != upload_id:  # codes accepted for another file
                 st.session_state["dg_missing_codes"] = []
-                st.session_state[_CODES_FOR] = upload_id  # last, as in _adopt_table
+                st.session_state[_CODES_FOR] = upload_id  # last, as in adopt_table
             label = uploads[0].name + (f" and {len(uploads) - 1} more" if len(uploads) > 1 else "")
             with guarded(f"reading {label}"):
                 pending = st.session_state.get("missing_code_pairs") or ()
                 options = upload_options(missing_codes=_accepted_codes(list(pending)), **read)
                 files = tuple((u.getvalue(), u.name) for u in uploads)
                 table = cached_upload(*files[0], options) if len(files) == 1 else cached_uploads(files, options)
-                _adopt_table(table, f"upload:{upload_id}", None)
+                adopt_table(table, f"upload:{upload_id}", None)
                 if table.dropped_columns:
                     st.info("Dropped all-missing columns: " + ", ".join(map(code, table.dropped_columns)))
     table = st.session_state.get(Keys.TABLE)
@@ -373,7 +237,7 @@ def _role_proposals(edited: pd.DataFrame) -> None:
             hide_index=True, key="view_role_proposals",
         )
         if st.button("Use the proposed roles", key="act_accept_roles"):
-            _replace_columns_table(edited.assign(role=[proposals[c].role if c in proposals else r
+            replace_columns_table(edited.assign(role=[proposals[c].role if c in proposals else r
                                                        for c, r in zip(edited["column"], edited["role"])]))
             st.rerun()
 
@@ -391,12 +255,7 @@ def _fold_column_edits(editor_key: str) -> None:
         for col, value in values.items():
             if col in base.columns:
                 base.iloc[int(row), base.columns.get_loc(col)] = value
-    _replace_columns_table(base)
-
-
-def _replace_columns_table(table: pd.DataFrame) -> None:
-    st.session_state[Keys.COLUMNS] = table
-    st.session_state[Keys.EDITOR_VERSION] = st.session_state.get(Keys.EDITOR_VERSION, 0) + 1
+    replace_columns_table(base)
 
 
 def groups_tools_section(edited: pd.DataFrame) -> None:
@@ -408,16 +267,16 @@ def groups_tools_section(edited: pd.DataFrame) -> None:
             with guarded("applying group rules"):
                 rules = [_parse_rule(line) for line in text.splitlines() if line.strip()]
                 mapping = apply_group_rules(list(edited["column"]), rules)
-                _replace_columns_table(edited.assign(group=[mapping.get(c, g) for c, g in zip(edited["column"], edited["group"])]))
+                replace_columns_table(edited.assign(group=[mapping.get(c, g) for c, g in zip(edited["column"], edited["group"])]))
                 st.rerun()
         csv_file = st.file_uploader("Upload a column,group CSV", type=["csv"], key="up_group_csv")
         if csv_file is not None and st.button("Apply CSV", key="act_apply_csv"):
             with guarded("reading the group CSV"):
                 mapping = parse_group_csv(csv_file.getvalue(), list(edited["column"]))
-                _replace_columns_table(edited.assign(group=[mapping.get(c, g) for c, g in zip(edited["column"], edited["group"])]))
+                replace_columns_table(edited.assign(group=[mapping.get(c, g) for c, g in zip(edited["column"], edited["group"])]))
                 st.rerun()
         if st.button("Reset to one group per column", key="act_reset_groups"):
-            _replace_columns_table(edited.assign(group=edited["column"]))
+            replace_columns_table(edited.assign(group=edited["column"]))
             st.rerun()
 
 
@@ -504,7 +363,7 @@ def special_columns_section(frame: pd.DataFrame) -> None:
     c4.selectbox("Group (person, site…)", cols, key="dg_group_col", persist_state=PERSIST)
     domain = st.session_state.get("dg_domain", NONE)
     if domain != NONE:
-        values = _seed_domain_values(frame, domain, st.session_state.get(Keys.SAMPLE))
+        values = seed_domain_values(frame, domain, st.session_state.get(Keys.SAMPLE))
         d1, d2 = st.columns(2)
         d1.selectbox("Source domain (training)", values, key="dg_source_value", persist_state=PERSIST)
         d2.selectbox("Target domain", values, key="dg_target_value", persist_state=PERSIST)

@@ -18,6 +18,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
+from audit_core.data.samples import SAMPLES
 from audit_core.findings.cases import STRIKING_RULE, class_name
 from audit_core.findings.demo import DemoOptions, DemoResult, DemoStep, run_demo
 from components import jobs
@@ -27,7 +28,7 @@ from components.glossary import table as show_table
 from components.figures import transport as tf
 from components.figures.receipts import cube_view
 from components.state import (WORKSPACE_SLOT, Keys, Provenance, ResultSlot, current_provenance, registry,
-                              workspace_digest)
+                              sample_table,                               workspace_digest)
 from components.widgets.findings import findings_panel
 from components.widgets.fragility import case_values
 
@@ -49,11 +50,11 @@ PAGES = {"fragility": ("pages/fragility.py", "Open the full Fragility audit", ":
 
 def _start() -> jobs.Job:
     """Load the loan sample when another table is current, read the declaration, start the job."""
-    from components.widgets.data import adopted, current_config, ensure_sample_loaded
+    from components.widgets.adoption import adopt_table, adopted
+    from components.widgets.data import current_config
 
     if adopted() != f"sample:{SAMPLE}":
-        st.session_state[Keys.SOURCE_ID] = None  # ensure_sample_loaded loads a sample only when no table is current
-        ensure_sample_loaded(SAMPLE)
+        adopt_table(sample_table(SAMPLE), f"sample:{SAMPLE}", SAMPLES[SAMPLE])
     table = st.session_state[Keys.TABLE]
     config, groups = current_config(table, st.session_state[Keys.COLUMNS])
     info = st.session_state.get(Keys.SAMPLE)
