@@ -154,6 +154,10 @@ def test_refusals_are_declared():
     with pytest.raises(AuditInputError, match="'spline'"):
         multiclass_mappings(["raw", "spline"])
     assert multiclass_mappings(["raw", "platt", "isotonic", "beta"]) == ("raw", "temperature", "vector")
+    with pytest.raises(AuditInputError, match="refits zoo models.*'mine'"):
+        MulticlassTransportAudit(_config(fixed_model="mine"))
+    with pytest.raises(AuditInputError, match="Step 'split' cannot run yet: run 'declare' first"):
+        MulticlassTransportAudit(_config()).split()
     # the binary entry point still refuses, and says where the multi-class run is
     with pytest.raises(AuditInputError, match="run_multiclass_transport"):
         run_transport(_frame(), config=_config())

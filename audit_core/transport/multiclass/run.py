@@ -148,6 +148,9 @@ class MulticlassTransportAudit(TransportAudit):
     _multiclass = True
 
     def __init__(self, config, *, scores=None, tolerances=None, progress=None, should_cancel=None) -> None:
+        if getattr(config, "fixed_model", None) is not None:
+            raise fail("TRANSPORT_BAD_OPTION", name="fixed_model", problem=(
+                f"the multi-class run refits zoo models; it cannot audit the model {config.fixed_model!r} as it is"))
         super().__init__(config, progress=progress, should_cancel=should_cancel)
         self.mc_mappings = multiclass_mappings(config.mappings)
         self.scores = tuple(DEFAULT_SCORES if scores is None else scores)
