@@ -182,3 +182,16 @@ def test_cli_run_and_registry_take_a_multiclass_target(tmp_path: Path):
     assert run.audit_kind == "transport" and run.status == "done"
     assert {"ece_top", "aps:coverage", "raps:coverage"} <= set(run.tables["verdicts"]["metric"])
     assert run.manifest["classes"] == ["distinction", "fail", "pass", "withdrawn"]
+
+
+def test_saved_multiclass_run_reports_its_tables_without_binary_figures(tmp_path: Path, result):
+    """The report and the Runs page rebuild binary figures from stored tables; a multi-class run has none yet."""
+    from audit_core.runs.registry import RunRegistry
+    from components.report.builders import figures_for
+    from components.report.document import render_report
+
+    reg = RunRegistry(tmp_path / "r.sqlite3")
+    record = reg.load(result.save_to_registry(reg, dataset_name="four"))
+    assert figures_for(record) == []  # before: RUN_TABLES_UNREADABLE ("KeyError: 'mean_set_size'")
+    html = render_report(record)
+    assert "cannot be drawn" not in html and "No figures are registered" in html and "Verdict table" in html
