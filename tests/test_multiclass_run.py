@@ -182,6 +182,7 @@ def test_cli_run_and_registry_take_a_multiclass_target(tmp_path: Path):
     assert run.audit_kind == "transport" and run.status == "done"
     assert {"ece_top", "aps:coverage", "raps:coverage"} <= set(run.tables["verdicts"]["metric"])
     assert run.manifest["classes"] == ["distinction", "fail", "pass", "withdrawn"]
+    assert run.model_spec["mappings"] == ["raw", "temperature", "vector"]  # what ran, not the binary names
 
 
 def test_saved_multiclass_run_reports_its_tables_without_binary_figures(tmp_path: Path, result):

@@ -41,7 +41,12 @@ from typing import Any
 from audit_core.limits import Limits
 from audit_core.transport.config import TransportConfig
 from audit_core.transport.mappings import DEFAULT_MAPPINGS, MAPPINGS
-from audit_core.transport.multiclass.run import is_multiclass_target, run_multiclass_transport
+from audit_core.transport.multiclass.run import (
+    is_multiclass_definition,
+    is_multiclass_target,
+    multiclass_mappings,
+    run_multiclass_transport,
+)
 from audit_core.transport.protocol import run_transport
 from audit_core.transport.results import model_spec as transport_model_spec
 
@@ -83,8 +88,14 @@ def _models(options: dict, config: AuditConfig) -> dict:
 def model_spec(options: dict, config: AuditConfig) -> dict:
     """The registry's model description of the run (every model it refits)."""
     m = _models(options, config)
+    mappings = list(options.get("mappings") or DEFAULT_MAPPINGS)
+    targets = list((config.dataset or {}).get("targets") or [])
+    primary = (config.dataset or {}).get("primary_target")
+    first = next((t for t in targets if t.get("name") == primary), targets[0] if targets else {})
+    if is_multiclass_definition(first):  # the multi-class run's counterparts
+        mappings = list(multiclass_mappings(mappings))
     return transport_model_spec({"config": {"models": list(m["models"]), "model_params": m["model_params"],
-                                            "mappings": list(options.get("mappings") or DEFAULT_MAPPINGS)},
+                                            "mappings": mappings},
                                  "model": {"refit": True}})
 
 

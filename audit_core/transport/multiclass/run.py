@@ -51,7 +51,7 @@ from .metrics import multiclass_metric_values
 from .selective import fit_thresholds, selective_rows
 
 __all__ = ["MC_TOLERANCES", "MulticlassRules", "MulticlassTransportAudit", "MulticlassTransportResult",
-           "is_multiclass_target", "multiclass_mappings", "run_multiclass_transport"]
+           "is_multiclass_definition", "is_multiclass_target", "multiclass_mappings", "run_multiclass_transport"]
 
 #: δ per multi-class metric (absolute units). Brier sums over classes, so its δ is twice the binary one.
 MC_TOLERANCES: dict[str, float] = {"accuracy": 0.02, "auroc_macro": 0.02, "brier_multiclass": 0.02,
@@ -78,7 +78,12 @@ def multiclass_mappings(names) -> tuple[str, ...]:
 
 def is_multiclass_target(config) -> bool:
     """Whether the config's primary target is a class target without a positive class (every value a class)."""
-    t = dict(config.targets[0])
+    return is_multiclass_definition(config.targets[0])
+
+
+def is_multiclass_definition(target) -> bool:
+    """Whether one target definition (a mapping) is a class target without a positive class."""
+    t = dict(target)
     return t.get("kind") == "class" and t.get("positive") is None
 
 
