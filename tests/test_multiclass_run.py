@@ -139,6 +139,20 @@ def test_bootstrap_statistics_equal_the_metric_functions_at_unit_weights():
                 assert got == pytest.approx(rep["coverage_weighted"], abs=1e-12)
 
 
+def test_a_class_the_target_lacks_keeps_the_source_codes():
+    df = _frame()
+    df = df[~((df.dom == "t") & (df.y == "fail"))].reset_index(drop=True)  # code 1 of 4 absent from the target
+    a = MulticlassTransportAudit(_config(n_refits=1, n_bootstrap=5)).declare(df)
+    names = np.array(["distinction", "fail", "pass", "withdrawn"])
+    assert a.classes == tuple(names)
+    assert np.array_equal(names[a._ytgt["y"]], df.loc[df.dom == "t", "y"].to_numpy())
+    res = run_multiclass_transport(df, config=_config(n_refits=1, n_bootstrap=5))
+    t = res.table
+    cov1 = t[(t.domain == "ood") & (t.metric == "lac:coverage_class1")]["value"]
+    assert len(cov1) and cov1.isna().all()  # no target record of the absent class
+    assert t[(t.domain == "ood") & (t.metric == "lac:coverage_class2")]["value"].notna().all()
+
+
 def test_refusals_are_declared():
     with pytest.raises(AuditInputError, match="primary target 'y' must be a class target without a positive"):
         run_multiclass_transport(_frame(), config=_config(targets=({"kind": "class", "name": "y", "column": "y",

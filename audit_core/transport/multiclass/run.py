@@ -184,10 +184,11 @@ class MulticlassTransportAudit(TransportAudit):
             raise fail("TRANSPORT_BAD_OPTION", name="targets",
                        problem=f"the primary target {c.primary_target!r} must be a class target without a positive class")
         super().declare(source, target)
-        src = self._label_classes["source"][c.primary_target]
-        tgt = self._label_classes.get("target", {}).get(c.primary_target, src)
-        if tuple(src) != tuple(tgt):  # pragma: no cover - refused in declare (the source lacks a class)
-            raise fail("TRANSPORT_BAD_OPTION", name="targets", problem=f"classes differ: source {src}, target {tgt}")
+        src = list(self._label_classes["source"][c.primary_target])
+        tgt = list(self._label_classes.get("target", {}).get(c.primary_target, src))
+        if tgt != src:  # the target lacks a class (a class only the target holds is refused in declare)
+            code = np.array([src.index(name) for name in tgt])
+            self._ytgt[c.primary_target] = code[self._ytgt[c.primary_target]]  # the source's codes
         self.classes = tuple(src)
         if len(self.classes) < 3:
             raise fail("TRANSPORT_BAD_OPTION", name="targets", problem=(
