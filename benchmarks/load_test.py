@@ -68,6 +68,7 @@ class SessionResult:
     step: str = ""
     websockets: list[dict] = field(default_factory=list)
     page_text: str = ""
+    server_stacks: str = ""
 
     def numbers(self) -> tuple[str, str]:
         """The displayed summaries with run ids removed."""
@@ -110,6 +111,32 @@ def server_peak_kib(port: int) -> int:
             except OSError:
                 pass
     return total
+
+
+def _server_stacks(port: int, workdir: Path | None, index: int) -> str:
+    """Python stacks of every server thread at the moment a session failed (``py-spy dump``).
+
+    Tells a stalled script (its thread's stack) from a lost page (no script
+    thread running). Written to ``server_stacks_<i>.txt`` and returned; empty
+    when ``py-spy`` is not installed (it is a diagnostic, not a dependency).
+    """
+    import shutil
+    import subprocess
+
+    spy = shutil.which("py-spy") or str(Path(sys.executable).with_name("py-spy"))
+    if not Path(spy).exists():
+        return ""
+    out = []
+    for pid in _pids_of_server(port):
+        try:
+            done = subprocess.run([spy, "dump", "--pid", str(pid)], capture_output=True, text=True, timeout=60)
+            out.append(done.stdout + done.stderr)
+        except (OSError, subprocess.SubprocessError) as exc:
+            out.append(f"py-spy failed on {pid}: {exc}")
+    text = "\n".join(out)
+    if workdir is not None:
+        (workdir / f"server_stacks_{index}.txt").write_text(text)
+    return text[-6000:]
 
 
 async def _fill(page, label: str, value) -> None:
@@ -194,10 +221,11 @@ async def _session(browser, url: str, index: int, seed: int, cases: int, timeout
             res.error = f"expected {3 if transport else 2} saved run ids, saw {res.run_ids}"
     except Exception as exc:  # noqa: BLE001 - recorded as a failed session
         res.error = f"{type(exc).__name__}: {str(exc)[:300]}"
+        res.server_stacks = _server_stacks(int(url.rsplit(":", 1)[1]), shots, index)
         try:
             if shots is not None:
                 await page.screenshot(path=str(shots / f"session_{index}.png"), full_page=True)
-            res.page_text = (await page.inner_text("body", timeout=10_000))[:1500]
+            res.page_text = (await page.inner_text("body", timeout=10_000))[:6000]
         except Exception as exc2:  # noqa: BLE001
             res.page_text = f"(no page text: {type(exc2).__name__})"
     finally:

@@ -32,6 +32,7 @@ from components.state import (
 )
 
 __all__ = [
+    "adopted",
     "ensure_sample_loaded",
     "source_section",
     "read_report_section",
@@ -49,6 +50,7 @@ NONE = "(none)"
 _TABLE_BOUND = ("dg_new_", "dg_primary", "dg_drop_target", "dg_source_value", "dg_target_value")
 # The upload that the accepted missing codes (``dg_missing_codes``) belong to.
 _CODES_FOR = "missing_codes_for"
+_PENDING = "adoption_pending"  # (table, source id, sample info) of an adoption not yet complete
 # Column names and dtypes of the current table: a re-read that changes them refreshes the column table.
 _TABLE_SIGNATURE = "table_signature"
 _FIRST_WITH_DATA = "(first sheet with data)"
@@ -107,18 +109,31 @@ def _refresh_columns(table: LoadedTable, info: SampleInfo | None) -> None:
 
 
 def _adopt_table(table: LoadedTable, source_id: str, info: SampleInfo | None) -> None:
-    """Make ``table`` current; reset declarations only when the source changes."""
-    if st.session_state.get(Keys.SOURCE_ID) == source_id:
+    """Make ``table`` current; reset declarations only when the source changes.
+
+    Streamlit can end a run at any session-state access (a newer rerun request
+    is honoured there), so an adoption can be cut short half-way: a click on
+    a page link during a session's first run left the source id written and
+    the column table not, and every later run failed with ``KeyError:
+    columns_table``. So the adoption is a small transaction: the request is
+    written first in one assignment (``_PENDING``) and the source id — the
+    mark that an adoption is complete — is cleared, then set again last;
+    :func:`ensure_sample_loaded` (run by ``app.py`` before every page) redoes
+    a request left pending.
+    """
+    if adopted() == source_id:
         if st.session_state.get(_TABLE_SIGNATURE) != _signature(table.frame):
             _refresh_columns(table, info)
             st.session_state[_TABLE_SIGNATURE] = _signature(table.frame)
         st.session_state[Keys.TABLE] = table
         return
+    columns = _column_table(table.frame, info)
+    st.session_state[_PENDING] = (table, source_id, info)
+    st.session_state[Keys.SOURCE_ID] = None
     st.session_state[_TABLE_SIGNATURE] = _signature(table.frame)
     st.session_state[Keys.TABLE] = table
-    st.session_state[Keys.SOURCE_ID] = source_id
     st.session_state[Keys.SAMPLE] = info
-    st.session_state[Keys.COLUMNS] = _column_table(table.frame, info)
+    st.session_state[Keys.COLUMNS] = columns
     st.session_state[Keys.EDITOR_VERSION] = st.session_state.get(Keys.EDITOR_VERSION, 0) + 1
     st.session_state[Keys.TARGETS] = [dict(t) for t in info.target_definitions] if info else []
     WORKSPACE_SLOT.clear()
@@ -135,6 +150,15 @@ def _adopt_table(table: LoadedTable, source_id: str, info: SampleInfo | None) ->
         st.session_state[key] = value or NONE if key != "dg_eligibility" else ""
     if info is not None and info.domain_column in table.frame.columns:
         _seed_domain_values(table.frame, info.domain_column, info)
+    st.session_state[Keys.SOURCE_ID] = source_id  # last: the adoption is complete
+    st.session_state[_PENDING] = None
+
+
+def adopted() -> str | None:
+    """The source id of the table adopted in full (``None`` before the first, or while one is half-adopted)."""
+    if Keys.COLUMNS not in st.session_state or st.session_state.get(Keys.TABLE) is None:
+        return None
+    return st.session_state.get(Keys.SOURCE_ID)
 
 
 def _seed_domain_values(frame: pd.DataFrame, domain: str, info: SampleInfo | None) -> list[str]:
@@ -152,8 +176,14 @@ def _seed_domain_values(frame: pd.DataFrame, domain: str, info: SampleInfo | Non
 
 
 def ensure_sample_loaded(name: str = "loan_synthetic") -> None:
-    """On a session's first run, make a bundled sample the current table."""
-    if st.session_state.get(Keys.TABLE) is None:
+    """Finish an adoption a stopped run left pending; on a session's first run, adopt a bundled sample."""
+    pending = st.session_state.get(_PENDING)
+    if pending is not None:
+        if adopted() != pending[1]:
+            with guarded("loading the table"):
+                _adopt_table(*pending)
+        st.session_state[_PENDING] = None  # done, or refused with a message: not retried on every run
+    if adopted() is None:
         with guarded("loading the sample"):
             _adopt_table(sample_table(name), f"sample:{name}", SAMPLES[name])
 
@@ -238,8 +268,8 @@ def source_section() -> LoadedTable | None:
         if uploads:
             upload_id = _upload_id(uploads)
             if st.session_state.get(_CODES_FOR) != upload_id:  # codes accepted for another file
-                st.session_state[_CODES_FOR] = upload_id
                 st.session_state["dg_missing_codes"] = []
+                st.session_state[_CODES_FOR] = upload_id  # last, as in _adopt_table
             label = uploads[0].name + (f" and {len(uploads) - 1} more" if len(uploads) > 1 else "")
             with guarded(f"reading {label}"):
                 pending = st.session_state.get("missing_code_pairs") or ()

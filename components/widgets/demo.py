@@ -49,10 +49,10 @@ PAGES = {"fragility": ("pages/fragility.py", "Open the full Fragility audit", ":
 
 def _start() -> jobs.Job:
     """Load the loan sample when another table is current, read the declaration, start the job."""
-    from components.widgets.data import current_config, ensure_sample_loaded
+    from components.widgets.data import adopted, current_config, ensure_sample_loaded
 
-    if st.session_state.get(Keys.SOURCE_ID) != f"sample:{SAMPLE}":
-        st.session_state[Keys.TABLE] = None  # ensure_sample_loaded loads a sample only when no table is current
+    if adopted() != f"sample:{SAMPLE}":
+        st.session_state[Keys.SOURCE_ID] = None  # ensure_sample_loaded loads a sample only when no table is current
         ensure_sample_loaded(SAMPLE)
     table = st.session_state[Keys.TABLE]
     config, groups = current_config(table, st.session_state[Keys.COLUMNS])

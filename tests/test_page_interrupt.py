@@ -1,0 +1,91 @@
+"""A run stopped half-way through adopting a table leaves a session that works (issue 10, item 7).
+
+Streamlit honours a newer rerun request at any session-state access, so the
+run that adopts a table (the bundled sample on a session's first run, a new
+upload, another sample) can end after any of its writes. Under load, a click
+on a page link during a session's first run did exactly that: the source id
+was written and the column table not, and every later run of Data & groups
+failed with ``KeyError: 'st.session_state has no key "columns_table"'`` (the
+CI load test's stuck "Train model" session). Here the first adoption is cut at
+its n-th session-state write or delete, for every n, by raising the exception
+Streamlit raises there; the next run must show the whole declaration of the
+sample the session asked for.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import streamlit as st
+from streamlit.runtime.scriptrunner_utils.exceptions import StopException
+from streamlit.testing.v1 import AppTest
+
+import components.widgets.data as dw
+from components.state import Keys
+
+ROOT = Path(__file__).resolve().parents[1]
+WRITES = 24  # more than one adoption makes (about 18): the last cases cut nothing and must pass too
+
+
+class _CutState:
+    """``st.session_state`` whose n-th write or delete, while armed, raises :class:`StopException`."""
+
+    def __init__(self, cut_at: int):
+        self.cut_at, self.count, self.armed = cut_at, 0, False
+
+    def _tick(self) -> None:
+        if self.armed:
+            self.count += 1
+            if self.count == self.cut_at:
+                self.armed = False  # one cut per test, like one late click
+                raise StopException()
+
+    def __setitem__(self, key, value):
+        self._tick()
+        st.session_state[key] = value
+
+    def __delitem__(self, key):
+        self._tick()
+        del st.session_state[key]
+
+    def __getattr__(self, name):
+        return getattr(st.session_state, name)
+
+    def __getitem__(self, key):
+        return st.session_state[key]
+
+    def __contains__(self, key):
+        return key in st.session_state
+
+
+class _St:
+    def __init__(self, state: _CutState):
+        self.session_state = state
+
+    def __getattr__(self, name):
+        return getattr(st, name)
+
+
+@pytest.mark.parametrize("cut_at", range(1, WRITES + 1))
+def test_an_adoption_cut_short_is_completed_on_the_next_run(registry_path, monkeypatch, cut_at):
+    state = _CutState(cut_at)
+    monkeypatch.setattr(dw, "st", _St(state))
+    original, calls = dw._adopt_table, []
+
+    def adopt(*args, **kwargs):
+        calls.append(args[1])
+        state.armed = len(calls) == 1  # only the first adoption is cut
+        try:
+            return original(*args, **kwargs)
+        finally:
+            state.armed = False
+
+    monkeypatch.setattr(dw, "_adopt_table", adopt)
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=240).run()  # the session's first run, cut
+    at.switch_page("pages/data_groups.py").run()
+    assert not at.exception, at.exception
+    s = at.session_state
+    assert s[Keys.SOURCE_ID] == "sample:loan_synthetic"
+    assert list(s[Keys.COLUMNS]["column"]) == list(s[Keys.TABLE].frame.columns)
+    assert s[Keys.TARGETS], "the sample's target definitions were not restored"
+    assert at.button(key="act_train").label == "Train model"
