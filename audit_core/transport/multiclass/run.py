@@ -41,7 +41,7 @@ from audit_core.models.zoo import ModelSpec, train_model
 
 from ..blas import serial_blas as _serial_blas
 from ..changes import classify_changes
-from ..protocol import TransportAudit
+from ..protocol import STAGES, TransportAudit
 from ..results import TransportResult, _finalise, refit_summary
 from . import conformal as mcf
 from .bootstrap import multiclass_bootstrap
@@ -323,8 +323,7 @@ class MulticlassTransportAudit(TransportAudit):
         return self
 
     def result(self) -> MulticlassTransportResult:
-        super_check = len(self._done) == 8
-        if not super_check:
+        if len(self._done) != len(STAGES):
             return super().result()  # the stage-order refusal
         table = _finalise(pd.DataFrame(self._rows))
         extras = {k: v for k, v in self.tables.items() if k != "verdicts"}
