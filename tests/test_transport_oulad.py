@@ -1,4 +1,4 @@
-"""OULAD landmark transport (benchmarks/transport_real_data.py oulad) on a small slice."""
+"""OULAD landmark transport (benchmarks/transport_real_data.py oulad) on a small slice; and the 4-class final_result (oulad-mc)."""
 from __future__ import annotations
 
 import os
@@ -72,3 +72,23 @@ def test_oulad_transport_small_slice_keeps_students_in_one_partition():
     auc = auc[auc["domain"].isin(["id", "ood"])]
     assert (auc["value"] > 0.7).all()
     assert np.isfinite(res.verdicts["ci_low"]).any()
+
+
+def test_oulad_final_result_runs_end_to_end_on_a_slice():
+    from transport_real_data import oulad_multiclass
+
+    table, info, res = oulad_multiclass(60, 1, 10, max_rows=3000)
+    assert info["classes"] == ["Distinction", "Fail", "Pass", "Withdrawn"] == list(res.classes)
+    assert info["n_source"] == info["n_target"] == 3000
+    assert set(res.extras["partitions"]["refit_0"]) == {"train", "calibration", "selection", "id_test"}
+    v = res.verdicts
+    assert set(v["mapping"]) == {"raw", "temperature", "vector"}
+    assert np.isfinite(v["delta"]).all() and np.isfinite(v["ci_low"]).all()
+    t = res.table
+    acc = t[(t.metric == "accuracy") & (t.domain == "id") & (t.mapping == "raw")]["value"].iloc[0]
+    assert 0.55 < acc < 0.8  # four classes: far above the 0.41 of always answering "Pass"
+    lac = t[(t.metric == "lac:coverage") & (t.domain == "id") & (t.alpha == 0.1) & (t.analysis == "conformal_marginal")
+            & (t.weighting == "unweighted") & (t.mapping == "raw")]["value"].iloc[0]
+    assert 0.85 < lac < 0.95  # the marginal guarantee on exchangeable ID records (n_test ≈ 450)
+    # the table in docs/transport.md has every row this slice produces
+    assert {"accuracy", "auroc_macro", "ece_top", "aps:coverage", "raps:coverage"} <= set(table["quantity"].str.split(" ").str[0])

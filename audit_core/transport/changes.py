@@ -26,8 +26,11 @@ __all__ = ["classify_changes", "exact_bootstrap"]
 _KEY = ["model", "mapping", "analysis", "metric", "weighting", "alpha", "selection_rate"]
 
 
-def classify_changes(audit) -> tuple[list[dict], pd.DataFrame]:
+def classify_changes(audit, *, tolerances=None) -> tuple[list[dict], pd.DataFrame]:
     """Rows of paired changes and per-refit intervals, and the verdict table.
+
+    ``tolerances`` (metric → δ) replaces the config's, for the multi-class
+    run whose metric names the binary config does not know.
 
     Returns
     -------
@@ -67,7 +70,7 @@ def classify_changes(audit) -> tuple[list[dict], pd.DataFrame]:
                                 selection_rate=s))
         d = float(point.get(k, np.nan))
         lo, hi = change_interval(np.nanmean(arr, axis=0), d, c.level)
-        tol = c.tolerances.get(metric)
+        tol = (c.tolerances if tolerances is None else tolerances).get(metric)
         v_id, v_ood = (float(levels.get(k + (dom,), np.nan)) for dom in ("id", "ood"))
         verdict = "no tolerance declared" if tol is None else classify_change(lo, hi, tol)
         vrows.append(dict(model=m, mapping=mp, analysis=analysis, metric=metric, weighting=weighting,

@@ -59,13 +59,16 @@ STAGES = ("declare", "split", "fit", "evaluate", "transport", "classify", "stres
 
 
 
-def _refuse_multiclass(c: TransportConfig, source: pd.DataFrame, target: pd.DataFrame | None) -> None:
+def _refuse_multiclass(c: TransportConfig, source: pd.DataFrame, target: pd.DataFrame | None, *,
+                       source_lacking_only: bool = False) -> None:
     """``TRANSPORT_NOT_BINARY`` for a class target without a positive class, before any label is built.
 
     Such a target makes every value a class. Refusing it from the declaration
     (not from the classes one domain happens to hold) means a three-class
     target whose middle class is absent from the source is refused as
-    multi-class, with the classes of both domains named.
+    multi-class, with the classes of both domains named. The multi-class run
+    (``source_lacking_only``) refuses only that case: a class the source
+    does not hold cannot be fitted.
     """
     for t in c.targets:
         if t.get("kind") != "class" or t.get("positive") is not None:
@@ -77,6 +80,8 @@ def _refuse_multiclass(c: TransportConfig, source: pd.DataFrame, target: pd.Data
         values = pd.unique(pd.concat([f[col].dropna().astype(object) for f in seen], ignore_index=True))
         src = pd.unique(source[col].dropna().astype(object))
         text = sorted(map(str, values))
+        if source_lacking_only and len(src) == len(text):
+            continue
         raise fail("TRANSPORT_NOT_BINARY", name=str(t.get("name")), column=col, k=len(text),
                    classes=", ".join(repr(v) for v in text[:10]) + (" …" if len(text) > 10 else ""),
                    source=f"{len(src)} of them" if len(src) != len(text) else "all of them")
@@ -128,6 +133,7 @@ class TransportAudit:
         self._cancel = should_cancel or (lambda: False)
         self._rows: list[dict] = []
         self.tables: dict[str, pd.DataFrame] = {}
+        self._label_classes: dict[str, dict] = {}
 
     # ------------------------------------------------------------ plumbing
     @property
@@ -209,7 +215,7 @@ class TransportAudit:
             hashes = {"source": frame_fingerprint(source), "target": frame_fingerprint(target)}
         for f in c.input_files:
             hashes[f"file:{f}"] = _sha256_file(f)
-        _refuse_multiclass(c, src, tgt)
+        _refuse_multiclass(c, src, tgt, source_lacking_only=self._multiclass)
         prepared = []
         for which, frame, value in (("source", src, c.source_value), ("target", tgt, c.target_value)):
             if frame is None:
@@ -232,7 +238,10 @@ class TransportAudit:
                 labels = apply_targets([dict(t) for t in c.targets], frame)
             except AuditInputError as err:  # e.g. the positive class does not occur in this domain
                 raise fail("TRANSPORT_TARGET_IN_DOMAIN", which=which, message=err.message) from None
+            self._label_classes[which] = {k: v.class_names for k, v in labels.items()}
             for name, lab in labels.items():
+                if self._multiclass:
+                    continue
                 if not lab.binary or len(lab.classes) != 2:  # pragma: no cover - refused by _refuse_multiclass
                     raise fail("TRANSPORT_NOT_BINARY", name=name, column="?", k=len(lab.classes),
                                classes=", ".join(map(repr, lab.classes)), source="?")
@@ -264,7 +273,7 @@ class TransportAudit:
         for r, s in enumerate(self._split_seeds):
             p = four_way_split(strata.to_numpy(), fractions=c.fractions, groups=groups, seed=s)
             for k, name in enumerate(PARTITIONS):
-                for cls in (0, 1):
+                for cls in self._class_codes():
                     cnt = int(((p == k) & (y == cls)).sum())
                     if cnt < 2:
                         raise fail("TRANSPORT_SMALL_PARTITION", refit=r, partition=name, count=cnt, cls=cls)
@@ -290,6 +299,14 @@ class TransportAudit:
         }
         self._done.append("split")
         return self
+
+    #: False: a class target without a positive class is refused (``TRANSPORT_NOT_BINARY``);
+    #: the multi-class runner (:mod:`audit_core.transport.multiclass.run`) sets it.
+    _multiclass = False
+
+    def _class_codes(self) -> tuple[int, ...]:
+        """Class codes every partition must hold (at least 2 records each)."""
+        return (0, 1)
 
     def _model_manifest(self) -> dict:
         """What was fitted on which source partition, and whether the model was refit."""

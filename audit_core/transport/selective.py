@@ -30,6 +30,8 @@ __all__ = [
     "aurc",
     "excess_aurc",
     "aurc_and_excess",
+    "aurc_pair",
+    "stats_from",
 ]
 
 
@@ -91,8 +93,11 @@ def selective_stats_many(y, p, taus, *, sample_weight=None) -> list[dict[str, fl
     y = np.asarray(y, dtype=float)
     p = np.asarray(p, dtype=float)
     w = np.ones(len(y)) if sample_weight is None else np.asarray(sample_weight, dtype=float)
-    c = confidence(p)
-    e = errors(y, p)
+    return stats_from(confidence(p), errors(y, p), w, taus)
+
+
+def stats_from(c: np.ndarray, e: np.ndarray, w: np.ndarray, taus) -> list[dict[str, float]]:
+    """``rate``, ``risk`` and ``hcep`` at each threshold for any confidence ``c`` and 0/1 errors ``e`` (n,)."""
     W = w.sum()
     out = []
     for tau in taus:
@@ -146,8 +151,16 @@ def aurc_and_excess(y, p, *, sample_weight=None) -> tuple[float, float]:
     y = np.asarray(y, dtype=float)
     p = np.asarray(p, dtype=float)
     w = np.ones(len(y)) if sample_weight is None else np.asarray(sample_weight, dtype=float)
-    e = errors(y, p)
-    order = np.argsort(-confidence(p), kind="stable")
+    return aurc_pair(confidence(p), errors(y, p), w)
+
+
+def aurc_pair(c: np.ndarray, e: np.ndarray, w: np.ndarray) -> tuple[float, float]:
+    """``(aurc, excess_aurc)`` of any confidence ``c`` (n,) and 0/1 errors ``e`` (n,) with weights ``w`` (n,).
+
+    The binary functions pass ``max(p̂, 1 − p̂)`` and the errors of the 0.5
+    decision; the multi-class rules pass ``max_c P_c`` and the arg-max errors.
+    """
+    order = np.argsort(-c, kind="stable")
     _, risk = _curve(e, w, order)
     a = float(np.dot(w[order], risk) / w.sum())
     best = np.r_[np.flatnonzero(e == 0), np.flatnonzero(e != 0)]  # = argsort(e, kind="stable")

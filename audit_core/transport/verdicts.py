@@ -59,6 +59,13 @@ GOOD_DIRECTION: dict[str, str] = {
     "hcep_at_0.95": "lower",
     "coverage": "target",  # the nominal 1 - alpha
     "mean_set_size": "lower",  # read with coverage: smaller sets at the same coverage
+    # multi-class Transport (audit_core.transport.multiclass)
+    "accuracy": "higher",
+    "auroc_macro": "higher",
+    "brier_multiclass": "lower",
+    "log_loss_multiclass": "lower",
+    "ece_top": "lower",
+    "ece_classwise": "lower",
 }
 
 #: δ_m per metric name (absolute units of the metric). Declared before any
@@ -151,6 +158,7 @@ def good_direction(metric: str, *, alpha: float | None = None, selection_rate: f
     >>> good_direction("coverage", alpha=0.1)
     ('target', 0.9, 'closer to 0.9 (1 − α) is better')
     """
+    metric = metric.rsplit(":", 1)[-1]  # multi-class conformal names carry their score: "aps:coverage"
     kind = GOOD_DIRECTION.get(metric, "higher" if metric.startswith(("auroc", "average_precision")) else "none")
     if metric.startswith(("hcep", "risk")) or metric in ("aurc", "excess_aurc", "log_loss", "brier_score", "ece"):
         kind = "lower"

@@ -223,8 +223,8 @@ def transport_report_figures(record: RunRecord) -> list[tuple[str, go.Figure]]:
     """
     tables = record.tables
     t = tables.get("results")
-    if t is None or t.empty:
-        return []
+    if t is None or t.empty or (record.manifest or {}).get("multiclass"):
+        return []  # multi-class runs have no figures yet: their tables are shown as stored
     cfg = record.config or {}
     models = cfg.get("models") or sorted(t["model"].replace("", np.nan).dropna().unique())
     mappings = cfg.get("mappings") or sorted(t["mapping"].replace("", np.nan).dropna().unique())

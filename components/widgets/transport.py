@@ -69,7 +69,8 @@ def sync_with_declaration() -> None:
 def declaration_section(frame: pd.DataFrame, ds_config, info) -> dict:
     """Stage 1: domain column and values, target definitions, subgroups."""
     st.subheader("1 · Declaration")
-    st.caption("Transport is **binary-only**: every target definition must have two classes.")
+    st.caption("Transport is **binary-only** on this page: every target definition must have two classes. "
+               "A target with more classes runs in the CLI (`reliability-audit run`) as multi-class Transport.")
     cols = list(frame.columns)
     dom_default = ds_config.domain_column or (info.domain_column if info else None) or cols[0]
     _default("tr_domain", dom_default if dom_default in cols else cols[0])

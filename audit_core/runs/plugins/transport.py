@@ -1,4 +1,9 @@
-"""The ``transport`` audit for ``reliability-audit run`` (binary targets only).
+"""The ``transport`` audit for ``reliability-audit run``.
+
+A class target without a positive class (every value a class, C > 2) runs
+the multi-class protocol (:mod:`audit_core.transport.multiclass.run`): its
+mappings are the counterparts of the declared ones (raw; Platt → temperature;
+isotonic, beta → vector scaling), its conformal scores LAC, APS and RAPS.
 
 Config entry (every key optional; domains, targets, roles, weights, groups and
 strata come from the config's dataset declaration)::
@@ -36,6 +41,12 @@ from typing import Any
 from audit_core.limits import Limits
 from audit_core.transport.config import TransportConfig
 from audit_core.transport.mappings import DEFAULT_MAPPINGS, MAPPINGS
+from audit_core.transport.multiclass.run import (
+    is_multiclass_definition,
+    is_multiclass_target,
+    multiclass_mappings,
+    run_multiclass_transport,
+)
 from audit_core.transport.protocol import run_transport
 from audit_core.transport.results import model_spec as transport_model_spec
 
@@ -77,8 +88,14 @@ def _models(options: dict, config: AuditConfig) -> dict:
 def model_spec(options: dict, config: AuditConfig) -> dict:
     """The registry's model description of the run (every model it refits)."""
     m = _models(options, config)
+    mappings = list(options.get("mappings") or DEFAULT_MAPPINGS)
+    targets = list((config.dataset or {}).get("targets") or [])
+    primary = (config.dataset or {}).get("primary_target")
+    first = next((t for t in targets if t.get("name") == primary), targets[0] if targets else {})
+    if is_multiclass_definition(first):  # the multi-class run's counterparts
+        mappings = list(multiclass_mappings(mappings))
     return transport_model_spec({"config": {"models": list(m["models"]), "model_params": m["model_params"],
-                                            "mappings": list(options.get("mappings") or DEFAULT_MAPPINGS)},
+                                            "mappings": mappings},
                                  "model": {"refit": True}})
 
 
@@ -87,12 +104,15 @@ def run(options: dict, *, context: AuditContext, progress: Progress) -> AuditRes
     ds = context.data.dataset
     opts = {k: tuple(v) if isinstance(v, list) else v for k, v in options.items()}
     cfg = TransportConfig.from_dataset(ds, **{**opts, **_models(options, context.config)})
-    res = run_transport(ds.frame, config=cfg, progress=lambda f, m: progress(int(1000 * f), 1000, m))
+    tick = lambda f, m: progress(int(1000 * f), 1000, m)  # noqa: E731
+    multiclass = is_multiclass_target(cfg)  # a class target without a positive class: the multi-class run
+    res = run_multiclass_transport(ds.frame, config=cfg, progress=tick) if multiclass else run_transport(
+        ds.frame, config=cfg, progress=tick)
     tables = {"results": res.table, "verdicts": res.verdicts, "summary": res.summary}
     tables.update({k: v for k, v in res.extras.items() if k in ("reliability", "curves", "conformal_tally", "model_family",
                                                                  "feature_shift", "domain_classifier")})
     counts = res.verdicts["verdict"].value_counts().to_dict() if len(res.verdicts) else {}
-    summary = {"binary_only": True, "n_source": res.manifest["n_source"], "n_target": res.manifest["n_target"],
+    summary = {"binary_only": not multiclass, "n_source": res.manifest["n_source"], "n_target": res.manifest["n_target"],
                **{f"verdicts_{k}": int(v) for k, v in counts.items()}}
     import json
 

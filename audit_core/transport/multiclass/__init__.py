@@ -1,0 +1,10 @@
+"""Multi-class Transport (C > 2 classes): metrics, mappings, selective and conformal rules, the run.
+
+The binary protocol (:mod:`audit_core.transport.protocol`) is unchanged; a
+class target without a positive class is audited here instead.
+"""
+from __future__ import annotations
+
+from .metrics import MC_METRICS, MC_METRIC_DIRECTION, multiclass_metric_values
+
+__all__ = ["MC_METRICS", "MC_METRIC_DIRECTION", "multiclass_metric_values"]
