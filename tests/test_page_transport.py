@@ -24,7 +24,6 @@ def _app() -> AppTest:
 
 
 def test_without_data_points_to_data_groups(registry_path, monkeypatch):
-    import components.widgets.data as dw
 
     at = _app()
     at.session_state["table"] = None

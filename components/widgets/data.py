@@ -14,7 +14,7 @@ import pandas as pd
 import streamlit as st
 
 from audit_core.data.baseline import BASELINE_KINDS
-from audit_core.data.dataset import AuditDataset, DatasetConfig, build_dataset
+from audit_core.data.dataset import DatasetConfig, build_dataset
 from audit_core.data.groups import GroupRule, apply_group_rules, parse_group_csv
 from audit_core.data.intake import LoadedTable
 from audit_core.data.roles import ROLES, infer_roles, propose_roles

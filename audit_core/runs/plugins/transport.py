@@ -35,7 +35,7 @@ from typing import Any
 
 from audit_core.limits import Limits
 from audit_core.transport.config import TransportConfig
-from audit_core.transport.mappings import DEFAULT_MAPPINGS, MAPPINGS
+from audit_core.transport.mappings import DEFAULT_MAPPINGS
 from audit_core.transport.protocol import run_transport
 from audit_core.transport.results import model_spec as transport_model_spec
 
