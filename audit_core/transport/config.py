@@ -231,6 +231,8 @@ class TransportConfig:
                 k in ZOO and isinstance(v, Mapping) for k, v in self.model_params.items()):
             raise _bad("model_params", "must map zoo kinds to parameter mappings")
         object.__setattr__(self, "model_params", {str(k): dict(v) for k, v in self.model_params.items()})
+        for kind, params in self.model_params.items():  # refused before any refit, naming the parameter
+            Limits.from_env().check_fields("model_params", params, where=f"model_params.{kind}")
         for m in self.mappings:
             if not isinstance(m, str) or m not in MAPPINGS:
                 raise _bad("mappings", f"{m!r} is not one of {', '.join(MAPPINGS)}")
