@@ -39,6 +39,7 @@ This module is pure: it must not import streamlit or plotly.
 """
 from __future__ import annotations
 
+import math
 import os
 from collections.abc import Mapping, Sized
 from dataclasses import dataclass, field
@@ -109,6 +110,8 @@ COUNTS: dict[str, Count] = {
     "blocks": Count("AUDIT_MAX_BLOCKS", 64, 10_000, "residual blocks"),
     "workers": Count("AUDIT_MAX_WORKERS", 64, 4_096, "worker processes"),
     "model_size": Count("AUDIT_MAX_MODEL_SIZE", 100_000, 100_000_000, "model-size units (trees, iterations, leaves, ...)"),
+    "trees": Count("AUDIT_MAX_TREES", 5_000, 1_000_000, "trees or boosting rounds"),
+    "iterations": Count("AUDIT_MAX_ITERATIONS", 10_000, 10_000_000, "solver iterations or training epochs"),
 }
 
 #: schema -> field -> count. A schema is a CLI audit entry (``model``, ``fragility``,
@@ -118,8 +121,10 @@ COUNTS: dict[str, Count] = {
 #: count field of any of these is missing here.
 COUNT_FIELDS: dict[str, dict[str, str]] = {
     "model": {"bootstrap": "bootstrap", "chunk_size": "chunk", "refit_seeds": "refits"},
-    # the config's model.params: every whole number (or list of them) except seeds; "*" = every key
-    "model_params": {"*": "model_size"},
+    # the config's model.params (and every ModelSpec, also from the app): every whole number (or list of them)
+    # except seeds; "*" = every other key. The named ones are bounded even when given as a float (1e9).
+    "model_params": {"*": "model_size", "n_estimators": "trees", "max_iter": "iterations",
+                     "hidden_layer_sizes": "width"},
     "fragility": {
         "max_cases": "cases", "chunk_size": "chunk", "k": "depth", "families": "list_items", "grid": "list_items",
         "n_draws": "draws", "donor_groups": "depth", "stress_draws": "draws", "thresholds": "list_items",
@@ -273,11 +278,16 @@ AUDIT_MAX_BOOTSTRAP (at most 10,000,000).
         fields = COUNT_FIELDS[schema]
         each = "*" in fields  # every key except seeds; a list value is bounded entry by entry
         if each:
+            named = fields
             keys = values if isinstance(values, Mapping) else {}
-            fields = {str(k): fields["*"] for k in keys if "seed" not in str(k) and str(k) != "random_state"}
+            fields = {str(k): named.get(str(k), named["*"]) for k in keys
+                      if "seed" not in str(k) and str(k) != "random_state"}
         for name, count in fields.items():
             value = values.get(name) if isinstance(values, Mapping) else getattr(values, name, None)
+            if each and name in named and isinstance(value, float) and math.isfinite(value):
+                value = math.ceil(value)  # n_estimators: 1e9 from a JSON config is still a count
             if each and isinstance(value, (list, tuple)):  # e.g. hidden_layer_sizes: [100, 50]
+                self.check_count("list_items", value, where=f"{where}.{name}")
                 for i, inner in enumerate(value):
                     self.check_count(count, inner, where=f"{where}.{name}[{i}]")
                 continue

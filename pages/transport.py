@@ -5,6 +5,7 @@ require_router()  # first, before the heavy imports: route through app.py even o
 
 import streamlit as st
 
+from audit_core.transport.config import class_names_of
 from components.feedback import md_escape, stale_notice
 from components.figures import transport as tf
 from components.glossary import symbols_expander, table as show_table
@@ -43,6 +44,7 @@ if tw.RESULT_SLOT.note:
     st.info(tw.RESULT_SLOT.note, icon=":material/update:")
 
 cfg = result.manifest["config"]
+names = class_names_of(cfg)  # the declared classes ("not yes", "yes"), said in the figures
 c1, c2, c3 = st.columns(3)
 model = c1.selectbox("Model", cfg["models"], key="tr_view_model", persist_state=PERSIST)
 mapping = c2.selectbox("Mapping", cfg["mappings"], index=cfg["mappings"].index("platt") if "platt" in cfg["mappings"] else 0,
@@ -68,7 +70,8 @@ with tabs[2]:
     st.plotly_chart(tf.risk_selection_figure(result.extras["curves"], result.table, model=model, mapping=mapping,
                                              selection_rate=s_rate), key="view_tr_risk")
 with tabs[3]:
-    st.plotly_chart(tf.frontier_figure(result.table, model=model, mapping=mapping), key="view_tr_frontier")
+    st.plotly_chart(tf.frontier_figure(result.table, model=model, mapping=mapping, class_names=names),
+                    key="view_tr_frontier")
     show_table(result.extras["conformal_tally"], key="view_tr_tally", hide_index=True)
 with tabs[4]:
     st.plotly_chart(tf.stress_figure(result.table, model=model, mapping=mapping), key="view_tr_stress")
@@ -83,7 +86,8 @@ with tabs[4]:
 with tabs[5]:
     st.plotly_chart(tf.target_definition_figure(result.table), key="view_tr_targets")
 with tabs[6]:
-    st.plotly_chart(tf.heterogeneity_figure(result.table, model=model, mapping=mapping), key="view_tr_hetero")
+    st.plotly_chart(tf.heterogeneity_figure(result.table, model=model, mapping=mapping,
+                                            class_names=names), key="view_tr_hetero")
 with tabs[7]:
     tw.downloads(result, stale=bool(changed))
 with tabs[8]:

@@ -123,3 +123,30 @@ def test_group_rules_assign_groups(registry_path: Path) -> None:
     groups = dict(zip(table["column"], table["group"]))
     assert groups["n_open_accounts"] == "counts" and groups["n_delinquencies_2y"] == "counts"
     assert groups["monthly_income"] == "money"
+
+
+def _group_tools(at: AppTest):
+    (box,) = [e for e in at.expander if e.label == "Assign groups by rules or CSV"]
+    return box
+
+
+def test_group_tools_stay_open_through_an_upload_and_apply(registry_path: Path) -> None:
+    """Issue 10/16 follow-up: the "Assign groups" expander the user opened stays open through the reruns of a
+    column,group CSV upload and its Apply (its state is kept on the server), and stays closed for one who did not."""
+    at = _page("pages/data_groups.py")
+    assert _group_tools(at).proto.expanded is False  # closed until asked for
+    at.session_state["view_dg_group_tools"] = True  # what the browser sends when the user opens it
+    at.run()
+    assert _group_tools(at).proto.expanded is True
+    csv = b"column,group\nn_open_accounts,counts\nn_delinquencies_2y,counts\n"
+    at.file_uploader(key="up_group_csv").set_value(("groups.csv", csv, "text/csv")).run()
+    assert not at.exception and not at.error, _texts(at, "error")
+    assert _group_tools(at).proto.expanded is True, "the upload's rerun closed the expander"
+    at.button(key="act_apply_csv").click().run()
+    assert not at.exception and not at.error, _texts(at, "error")
+    groups = dict(zip(at.session_state["columns_table"]["column"], at.session_state["columns_table"]["group"]))
+    assert groups["n_open_accounts"] == groups["n_delinquencies_2y"] == "counts"
+    assert _group_tools(at).proto.expanded is True, "Apply CSV's rerun closed the expander"
+    at.session_state["view_dg_group_tools"] = False  # the user closes it: it stays closed
+    at.run()
+    assert _group_tools(at).proto.expanded is False

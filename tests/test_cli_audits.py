@@ -41,7 +41,7 @@ def fragility_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str, 
     reg = tmp / "registry.sqlite3"
     done = cli("run", str(_config(tmp, FRAGILITY)), "--registry", str(reg), "--out", str(tmp / "out"), "--html")
     assert done.returncode == 0, done.stderr
-    kind, status, run_id, folder = done.stdout.strip().split("\t")
+    kind, status, run_id, folder = done.stdout.splitlines()[0].split("\t")  # then its findings, indented
     assert (kind, status) == ("fragility", "done")
     return reg, run_id, folder
 
@@ -49,7 +49,7 @@ def fragility_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str, 
 def test_fragility_run_stores_the_app_tables_and_a_report(fragility_run) -> None:
     reg, run_id, folder = fragility_run
     record = RunRegistry(reg).load(run_id)
-    assert list(record.tables) == ["summary", "auroc", "incremental", "search", "delta", "temperature", "metrics"]
+    assert list(record.tables) == ["summary", "auroc", "incremental", "search", "delta", "temperature", "scores", "metrics"]
     assert len(record.tables["summary"]) == 40
     assert record.manifest["seeds"] == {"model": 0, "certificate": 0, "cases": 0, "stressors": 0}
     assert record.manifest["summary"]["n_cases"] == 40

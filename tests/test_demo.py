@@ -3,7 +3,6 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-import numpy as np
 import pandas as pd
 import pytest
 

@@ -99,7 +99,8 @@ def _toy_transport() -> TransportResult:
              ci_high=0.05, verdict="indeterminate"),
     ])
     table = pd.DataFrame({"target_definition": ["default"]})
-    manifest = {"config": {"models": ["lr"], "mappings": ["platt"], "target_value": 2023, "single_domain": False}}
+    manifest = {"config": {"models": ["lr"], "mappings": ["platt"], "target_value": 2023, "single_domain": False,
+                           "targets": [{"kind": "class", "name": "default", "column": "defaulted", "positive": "yes"}]}}
     return TransportResult(table=table, verdicts=verdicts, summary=summary, extras={}, manifest=manifest)
 
 
@@ -108,8 +109,8 @@ def test_transport_toy_sentences():
     assert texts == [
         "On 2023 the 0.8 selection threshold answers 30% of cases instead of 80%, and their error rate rises from 8% "
         "to 19% (risk change +0.11 [0.07, 0.15]).",
-        "On 2023 label-conditional sets restore class-1 coverage (0.90 vs 0.70 marginal, target 90%) at the cost of "
-        "7% more two-class sets.",
+        "On 2023 label-conditional sets restore the coverage of 'yes' (0.90 vs 0.70 marginal, target 90%) at the "
+        "cost of 7% more two-class sets.",
         "On 2023 the AUROC changes by −0.004 [−0.012, 0.006] against a tolerance of ±0.020: transport-stable.",
         "On 2023 the calibration error (ECE) changes by +0.031 [0.001, 0.050] against a tolerance of ±0.020: "
         "indeterminate.",
@@ -124,9 +125,30 @@ def test_transport_toy_no_restoration_is_said():
     s.loc[(s["analysis"] == "conformal_label_conditional") & (s["metric"] == "coverage_class1"), "mean"] = 0.65
     f = transport_findings(TransportResult(table=r.table, verdicts=r.verdicts, summary=s, extras={},
                                            manifest=r.manifest))[1]
-    assert f.text == ("On 2023 label-conditional sets do not raise class-1 coverage (0.65 vs 0.70 marginal, "
+    assert f.text == ("On 2023 label-conditional sets do not raise the coverage of 'yes' (0.65 vs 0.70 marginal, "
                       "target 90%).")
     assert f.severity == "warning"
+    # a threshold target names its classes by the threshold; a config without targets says the class code
+    for targets, said in (([{"kind": "threshold", "name": "big", "column": "amount", "threshold": 5e3}], "'>= 5000'"),
+                          ([], "class 1")):
+        manifest = {"config": {**r.manifest["config"], "targets": targets}}
+        f = transport_findings(TransportResult(table=r.table, verdicts=r.verdicts, summary=s, extras={},
+                                               manifest=manifest))[1]
+        assert f.text.startswith(f"On 2023 label-conditional sets do not raise the coverage of {said} (0.65"), f.text
+
+
+def test_class_names_of_a_transport_config():
+    from audit_core.transport.config import class_names_of
+
+    cfg = {"targets": [{"kind": "class", "name": "default", "column": "defaulted", "positive": "yes"},
+                       {"kind": "expression", "name": "late", "expression": "days > 30"},
+                       {"kind": "threshold", "name": "big", "column": "amount", "threshold": 100, "op": ">"}]}
+    assert class_names_of(cfg) == ("not yes", "yes")  # the primary target
+    assert class_names_of(cfg, "late") == ("not late", "late")
+    assert class_names_of(cfg, "big") == ("<= 100", "> 100")
+    assert class_names_of(cfg, "absent") == ("not yes", "yes")
+    assert class_names_of({"targets": [{"kind": "class", "name": "c", "column": "c"}]}) is None  # multi-class
+    assert class_names_of({"targets": [{"kind": "nonsense"}]}) is None and class_names_of({}) is None
 
 
 # ---------------------------------------------------------------- gate (toy, real cube)

@@ -265,7 +265,7 @@ def _call(schema: str, field: str, value):
 
 
 FIELDS = sorted((schema, field, count) for schema, fields in COUNT_FIELDS.items() if schema != "widgets"
-                for field, count in fields.items() if field != "*") + [("model_params", "n_estimators", "model_size")]
+                for field, count in fields.items() if field != "*") + [("model_params", "num_leaves", "model_size")]
 LIST_FIELDS = {"list_items"}
 
 

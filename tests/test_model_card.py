@@ -114,17 +114,43 @@ def test_cli_export_model_card(tmp_path):
     assert bad.returncode == 2 and "export needs --bundle OUT.json, --parquet DIR and/or --model-card OUT.md" in bad.stderr
 
 
-def test_runs_page_offers_the_model_card(tmp_path, monkeypatch):
+def test_runs_page_makes_the_model_card_on_request(tmp_path, monkeypatch):
+    """Building a card takes seconds: the Runs page builds none until "Make model card" is clicked, then offers
+    the download for the selected run and does not rebuild it on the next rerun."""
     from streamlit.testing.v1 import AppTest
 
+    import audit_core.findings.card as card_module
     from tests.test_runs_page import ROOT
 
     path = tmp_path / "registry.sqlite3"
     monkeypatch.setenv("AUDIT_REGISTRY_PATH", str(path))
-    _model_run(RunRegistry(path))
+    reg = RunRegistry(path)
+    older, newer = _model_run(reg), _model_run(reg)
+    built = []
+    real = card_module.model_card
+
+    def counting(record, *args, **kwargs):
+        card = real(record, *args, **kwargs)
+        built.append((record.run_id, card))
+        return card
+
+    monkeypatch.setattr(card_module, "model_card", counting)
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120).run()
     at.switch_page("pages/runs.py").run()
     assert not at.exception, at.exception
-    buttons = [e for e in at.get("download_button") if "Model card" in str(e.proto.label)]
-    assert len(buttons) == 1
-    assert buttons[0].proto.help.startswith("A skops model card")
+    at.selectbox(key="ru_open").set_value(older).run()
+    assert built == [], "a card was built before it was asked for"
+    assert not [e for e in at.get("download_button") if "Model card" in str(e.proto.label)]
+    assert at.button(key="act_ru_card").proto.help.startswith("A skops model card")
+    at.button(key="act_ru_card").click().run()
+    assert not at.exception, at.exception
+    assert [rid for rid, _ in built] == [older]
+    (download,) = [e for e in at.get("download_button") if "Model card" in str(e.proto.label)]
+    assert older[-8:] in download.proto.label and older in download.proto.help and newer not in download.proto.help
+    assert older in built[0][1].render()
+    at.run()  # a rerun serves the card from the cache
+    assert [rid for rid, _ in built] == [older]
+    at.selectbox(key="ru_open").set_value(newer).run()  # another run: asked for again, not built meanwhile
+    assert [rid for rid, _ in built] == [older]
+    assert not [e for e in at.get("download_button") if "Model card" in str(e.proto.label)]
+    assert at.button(key="act_ru_card").proto.label == "Make model card"

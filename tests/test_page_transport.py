@@ -24,7 +24,6 @@ def _app() -> AppTest:
 
 
 def test_without_data_points_to_data_groups(registry_path, monkeypatch):
-    import components.widgets.data as dw
 
     at = _app()
     at.session_state["table"] = None
@@ -107,6 +106,7 @@ def test_figure_builders_return_figures():
     from audit_core.data.dataset import DatasetConfig, build_dataset
     from audit_core.data.samples import load_sample
     from audit_core.transport import TransportConfig, run_transport
+    from audit_core.transport.config import class_names_of
     from components.figures import transport as tf
 
     frame, info = load_sample("loan_synthetic")
@@ -130,8 +130,16 @@ def test_figure_builders_return_figures():
     # the frontier has one point per alpha for each method, and class-specific coverage traces
     names = [t.name for t in figs[2].data]
     assert "marginal" in names and "label-conditional" in names
-    assert any("class 0" in n for n in names)
+    assert any("class 0" in n for n in names)  # no names given: the class codes
     assert len(figs[2].data[0].x) == 3
+    # with the declared classes (the loan target is `defaulted` == 'yes'), the traces and bars name them
+    declared = class_names_of(res.manifest["config"])
+    assert declared == ("not yes", "yes")
+    named = [t.name for t in tf.frontier_figure(res.table, class_names=declared, **kw).data]
+    assert "marginal · coverage of 'yes'" in named and "label-conditional · coverage of 'not yes'" in named
+    assert not any("class 1" in n or "class 0" in n for n in named)
+    bars = set(tf.heterogeneity_figure(res.table, class_names=declared, **kw).data[0].x)
+    assert {"class 'yes'", "class 'not yes'"} <= bars and not {"class=0", "class=1"} & bars
     # the transported operating point is marked on both curves
     assert sum("transported" in (t.name or "") for t in figs[1].data) == 2
 
@@ -150,5 +158,7 @@ def test_report_figures_from_saved_run(tmp_path):
         ds, n_refits=1, n_bootstrap=5, stresses=(), mappings=("platt",)))
     reg = RunRegistry(tmp_path / "r.sqlite3")
     rec = reg.load(res.save_to_registry(reg, dataset_name="loan"))
-    titles = [t for t, _ in transport_report_figures(rec)]
+    figures = transport_report_figures(rec)
+    titles = [t for t, _ in figures]
     assert titles[:3] == ["Reliability diagram", "Risk–selection curves", "Coverage–set-size frontier"]
+    assert "marginal · coverage of 'yes'" in [t.name for t in figures[2][1].data]  # the saved run's classes

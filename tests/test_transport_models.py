@@ -8,7 +8,6 @@ nothing).
 from __future__ import annotations
 
 import numpy as np
-import pandas as pd
 import pytest
 import skops.io as sio
 

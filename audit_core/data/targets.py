@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import difflib
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Union
 
@@ -267,6 +267,11 @@ class ClassTarget:
             return f"the classes of column `{self.column}`"
         return f"column `{self.column}` == {self.positive!r}"
 
+    @property
+    def binary_names(self) -> tuple[str, str] | None:
+        """The names of classes 0 and 1 (``("not yes", "yes")``); ``None`` for a multi-class target."""
+        return None if self.positive is None else (f"not {self.positive}", str(self.positive))
+
     def to_dict(self) -> dict[str, Any]:
         """The dict format read by :func:`target_from_dict`."""
         return {"kind": "class", "name": self.name, "column": self.column,
@@ -294,8 +299,7 @@ class ClassTarget:
             if not hit.any():
                 raise fail("TARGET_UNKNOWN_CLASS", name=self.name, positive=excerpt(self.positive),
                            column=self.column, values=excerpts(_sorted(values)))
-            p = str(self.positive)
-            return _binary(self.name, self.describe(), hit, (f"not {p}", p))
+            return _binary(self.name, self.describe(), hit, self.binary_names)
         if len(values) > MAX_CLASSES:
             raise fail("TARGET_TOO_MANY_CLASSES", name=self.name, column=self.column,
                        count=len(values), limit=MAX_CLASSES)
@@ -351,6 +355,12 @@ class ThresholdTarget:
         """Short human description of the definition."""
         return f"`{self.column}` {self.op} {_fmt_number(self.threshold)}"
 
+    @property
+    def binary_names(self) -> tuple[str, str]:
+        """The names of classes 0 and 1 (``("< 50", ">= 50")``)."""
+        t = _fmt_number(self.threshold)
+        return (f"< {t}", f">= {t}") if self.op == ">=" else (f"<= {t}", f"> {t}")
+
     def to_dict(self) -> dict[str, Any]:
         """The dict format read by :func:`target_from_dict`."""
         return {"kind": "threshold", "name": self.name, "column": self.column,
@@ -378,9 +388,7 @@ class ThresholdTarget:
         _check_missing(self.name, self.column, s)
         v = s.to_numpy(dtype=float)
         hit = v >= self.threshold if self.op == ">=" else v > self.threshold
-        t = _fmt_number(self.threshold)
-        names = (f"< {t}", f">= {t}") if self.op == ">=" else (f"<= {t}", f"> {t}")
-        return _binary(self.name, self.describe(), hit, names)
+        return _binary(self.name, self.describe(), hit, self.binary_names)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -414,6 +422,11 @@ class ExpressionTarget:
     def describe(self) -> str:
         """Short human description of the definition."""
         return f"`{self.expression.strip()}`"
+
+    @property
+    def binary_names(self) -> tuple[str, str]:
+        """The names of classes 0 and 1 (``("not NAME", "NAME")``)."""
+        return (f"not {self.name}", self.name)
 
     def to_dict(self) -> dict[str, Any]:
         """The dict format read by :func:`target_from_dict`."""
@@ -453,7 +466,7 @@ class ExpressionTarget:
             raise fail("TARGET_NOT_CONDITION", name=self.name,
                        expression=self.expression.strip(), kind=kind)
         hit = result.to_numpy(dtype=bool)
-        return _binary(self.name, self.describe(), hit, (f"not {self.name}", self.name))
+        return _binary(self.name, self.describe(), hit, self.binary_names)
 
 
 TargetDefinition = Union[ClassTarget, ThresholdTarget, ExpressionTarget]

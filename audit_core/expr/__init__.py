@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from ._frame import evaluate_frame, evaluate_mask
 from ._nodes import (  # Expression: a public alias kept importable, not in __all__ (as before)
-    FUNCTIONS, UNKNOWN, Binary, BoolOp, Call, Compare, Expr, Expression, ListLiteral, Literal, Membership,
+    FUNCTIONS, UNKNOWN, Binary, BoolOp, Call, Compare, Expr, Expression as Expression, ListLiteral, Literal, Membership,
     Name, Unary, referenced_names,
 )
 from ._parser import parse_expression

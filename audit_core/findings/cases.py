@@ -18,7 +18,7 @@ import pandas as pd
 
 from .finding import Finding, num
 
-__all__ = ["STRIKING_RULE", "StrikingCase", "striking_case", "class_name", "case_finding"]
+__all__ = ["STRIKING_RULE", "StrikingCase", "striking_case", "class_name", "class_label", "case_finding"]
 
 #: The rule in words, shown in the UI next to the chosen case.
 STRIKING_RULE = ("the confident case (p̂ ≥ {confident:g}) that flips with the fewest evidence groups; "
@@ -88,6 +88,11 @@ def striking_case(summary: pd.DataFrame, *, k: int, confident: float = 0.8) -> S
 def class_name(names: Sequence[str], code: int) -> str:
     """The declared name of class ``code`` (``"class 1"`` when the names are unknown)."""
     return str(names[code]) if 0 <= code < len(names) else f"class {code}"
+
+
+def class_label(names: Sequence[str] | None, code: int) -> str:
+    """Class ``code`` as the text says it: its declared name quoted (``'yes'``), or ``class 1`` without names."""
+    return repr(str(names[code])) if names and 0 <= code < len(names) else f"class {code}"
 
 
 def case_finding(case: StrikingCase, *, k: int, y_hat: int, flipped_to: int, groups: Sequence[str],

@@ -1,15 +1,24 @@
-"""Sentences about a Fragility audit: confident flips, certificate vs confidence, winner vs most stable."""
+"""Sentences about a Fragility audit: confident flips, certificate vs confidence, winner vs most stable.
+
+The sentences read :class:`FragilityTables`: the tables and options they need, taken from a
+:class:`~audit_core.fragility.audit.FragilityAudit` just computed (the page) or from a saved run's tables
+(the report, the CLI), so both say the same thing about the same run.
+"""
 from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from audit_core.fragility.audit import FragilityAudit
+from audit_core.fragility.audit import AuditOptions, FragilityAudit
 from audit_core.fragility.evaluation import CONFIDENCE, auroc
 
 from .finding import Finding, interval, num, pct, signed
 
-__all__ = ["fragility_findings", "certificate_vs_confidence"]
+__all__ = ["FragilityTables", "fragility_findings", "stored_fragility_findings", "certificate_vs_confidence"]
 
 #: The brittle label the sentences use: a flip in any donor-replacement draw.
 LABEL = "donor_any"
@@ -17,7 +26,67 @@ LABEL = "donor_any"
 BRITTLE_SHARE = 0.10
 
 
-def _confident_flips(audit: FragilityAudit, confident: float) -> Finding | None:
+@dataclass(frozen=True, kw_only=True)
+class FragilityTables:
+    """What the Fragility sentences read.
+
+    Attributes
+    ----------
+    summary : DataFrame, shape (n_cases, ...)
+        Per case: ``p_hat`` and the brittle labels (``donor_any``, ...).
+    k_star : ndarray of int, shape (n_cases,)
+        Groups removed up to the flip (above ``k`` when none within the depth).
+    scores : DataFrame, shape (n_cases, n_scores)
+        Per-case scores (``fds`` and the confidence scores), row-aligned with ``summary``; may be empty.
+    auroc, incremental : DataFrame
+        The audit's AUROC and incremental-value tables.
+    k, donor_groups, n_boot, stress_seed : int
+        Audit depth K and the options the sentences quote or resample with.
+    complete : bool
+        False for a run stopped before its evaluation.
+    """
+
+    summary: pd.DataFrame
+    k_star: np.ndarray
+    scores: pd.DataFrame
+    auroc: pd.DataFrame
+    incremental: pd.DataFrame
+    k: int
+    donor_groups: int
+    n_boot: int
+    stress_seed: int
+    complete: bool = True
+
+    @classmethod
+    def of_audit(cls, audit: FragilityAudit) -> "FragilityTables":
+        """The tables of an audit just computed."""
+        o = audit.options
+        return cls(summary=audit.summary, k_star=np.asarray(audit.batch.k_star), scores=audit.scores,
+                   auroc=audit.auroc, incremental=audit.incremental, k=int(audit.batch.protocol.k),
+                   donor_groups=int(o.donor_groups), n_boot=int(o.n_boot), stress_seed=int(o.stress_seed),
+                   complete=bool(audit.complete))
+
+    @classmethod
+    def of_run(cls, tables: Mapping[str, pd.DataFrame], config: Mapping[str, Any]) -> "FragilityTables | None":
+        """The tables of a saved ``fragility`` run (``config``: its ``options``, ``protocol`` and ``complete``).
+
+        ``None`` when the run lacks them (saved by another version, or edited). A run saved without its
+        ``scores`` table gives no certificate-versus-confidence sentence (its paired interval needs them).
+        """
+        s = tables.get("summary")
+        options, protocol = config.get("options") or {}, config.get("protocol") or {}
+        if s is None or "k_star" not in s or "p_hat" not in s or "k" not in protocol:
+            return None
+        empty = pd.DataFrame()
+        return cls(summary=s, k_star=s["k_star"].to_numpy(), scores=tables.get("scores", empty),
+                   auroc=tables.get("auroc", empty), incremental=tables.get("incremental", empty),
+                   k=int(protocol["k"]), donor_groups=int(options.get("donor_groups", AuditOptions.donor_groups)),
+                   n_boot=int(options.get("n_boot", AuditOptions.n_boot)),
+                   stress_seed=int(options.get("stress_seed", AuditOptions.stress_seed)),
+                   complete=bool(config.get("complete", True)))
+
+
+def _confident_flips(audit: FragilityTables, confident: float) -> Finding | None:
     s = audit.summary
     if LABEL not in s:
         return None
@@ -25,7 +94,7 @@ def _confident_flips(audit: FragilityAudit, confident: float) -> Finding | None:
     n_conf = int(conf.sum())
     n_flip = int(s.loc[conf, LABEL].astype(bool).sum())
     share = n_flip / n_conf if n_conf else float("nan")
-    groups = audit.options.donor_groups
+    groups = audit.donor_groups
     text = (f"{n_flip} of {n_conf} confident predictions (p̂ ≥ {confident:g}) flip when up to {groups} evidence "
             f"group{'s' if groups != 1 else ''} take another case's values.")
     sev = "warning" if n_conf and share > BRITTLE_SHARE else "info"
@@ -33,9 +102,9 @@ def _confident_flips(audit: FragilityAudit, confident: float) -> Finding | None:
                    severity=sev, kind="confident_flips")
 
 
-def _certificate_flips(audit: FragilityAudit) -> Finding:
-    k = int(audit.batch.protocol.k)
-    ks = np.asarray(audit.batch.k_star)
+def _certificate_flips(audit: FragilityTables) -> Finding:
+    k = audit.k
+    ks = np.asarray(audit.k_star)
     n_within = int((ks <= k).sum())
     share = n_within / len(ks) if len(ks) else float("nan")
     text = (f"{n_within} of {len(ks)} audited predictions ({pct(share)}) flip when at most {k} evidence groups "
@@ -44,7 +113,7 @@ def _certificate_flips(audit: FragilityAudit) -> Finding:
                    severity="info", kind="certificate_flips")
 
 
-def certificate_vs_confidence(audit: FragilityAudit, *, label: str = LABEL) -> dict[str, float | str]:
+def certificate_vs_confidence(audit: FragilityAudit | FragilityTables, *, label: str = LABEL) -> dict[str, float | str]:
     """AUROC of FDS and of the best confidence score for brittle cases, and their paired bootstrap difference.
 
     The confidence score is the best-ranking one of the confidence scores (so
@@ -57,14 +126,16 @@ def certificate_vs_confidence(audit: FragilityAudit, *, label: str = LABEL) -> d
     dict with ``fds, fds_lo, fds_hi, confidence, confidence_lo, confidence_hi, confidence_score,
     difference, lo, hi``.
     """
+    if not isinstance(audit, FragilityTables):
+        audit = FragilityTables.of_audit(audit)
     t = audit.auroc
     t = t[(t["label"] == label) & (t["stratum"] == "all")].set_index("score")
     conf_names = [c for c in CONFIDENCE if c in t.index and np.isfinite(t.loc[c, "auroc"])]
     best = max(conf_names, key=lambda c: t.loc[c, "auroc"])
     y = audit.summary[label].to_numpy(dtype=bool)
     S = audit.scores[["fds", best]].to_numpy(dtype=float).T
-    rng = np.random.default_rng(np.random.SeedSequence([int(audit.options.stress_seed), 7331]))
-    boot = rng.integers(0, len(y), size=(max(int(audit.options.n_boot), 1), len(y)))
+    rng = np.random.default_rng(np.random.SeedSequence([int(audit.stress_seed), 7331]))
+    boot = rng.integers(0, len(y), size=(max(int(audit.n_boot), 1), len(y)))
     vals = auroc(y[boot][None], S[:, boot])
     diff = vals[0] - vals[1]
     lo, hi = (np.nanquantile(diff, [0.025, 0.975]) if np.isfinite(diff).any() else (np.nan, np.nan))
@@ -74,9 +145,9 @@ def certificate_vs_confidence(audit: FragilityAudit, *, label: str = LABEL) -> d
                 difference=float(t.loc["fds", "auroc"] - t.loc[best, "auroc"]), lo=float(lo), hi=float(hi))
 
 
-def _ranking(audit: FragilityAudit) -> Finding | None:
+def _ranking(audit: FragilityTables) -> Finding | None:
     if audit.auroc.empty or LABEL not in audit.summary or not audit.summary[LABEL].any() \
-            or audit.summary[LABEL].all():
+            or audit.summary[LABEL].all() or "fds" not in audit.scores:
         return None
     c = certificate_vs_confidence(audit)
     nums = f"AUROC {num(c['fds'])} vs {num(c['confidence'])}, difference {signed(c['difference'])}" \
@@ -95,9 +166,9 @@ def _ranking(audit: FragilityAudit) -> Finding | None:
     return Finding(text=text, numbers=numbers, severity=sev, kind="certificate_vs_confidence")
 
 
-def _incremental(audit: FragilityAudit) -> Finding | None:
+def _incremental(audit: FragilityTables) -> Finding | None:
     inc = audit.incremental
-    if inc.empty or LABEL not in set(inc["label"]):
+    if inc.empty or "label" not in inc or LABEL not in set(inc["label"]):
         return None
     r = inc.set_index("label").loc[LABEL]
     if not np.isfinite(r["difference"]):
@@ -146,6 +217,18 @@ def fragility_findings(audit: FragilityAudit, *, models: pd.DataFrame | None = N
     list of Finding
         3–5 sentences (fewer for a run stopped before its evaluation).
     """
+    return _findings(FragilityTables.of_audit(audit), models=models, confident=confident)
+
+
+def stored_fragility_findings(tables: Mapping[str, pd.DataFrame], config: Mapping[str, Any], *,
+                              confident: float = 0.8) -> list[Finding]:
+    """The findings of a saved ``fragility`` run (:meth:`FragilityTables.of_run`): the page's sentences but the
+    model comparison, which is not saved; ``[]`` when the run lacks the tables."""
+    view = FragilityTables.of_run(tables, config)
+    return [] if view is None else _findings(view, models=None, confident=confident)
+
+
+def _findings(audit: FragilityTables, *, models: pd.DataFrame | None, confident: float) -> list[Finding]:
     parts = [_confident_flips(audit, confident), _certificate_flips(audit)]
     if audit.complete:
         parts += [_ranking(audit), _incremental(audit), _models(models)]

@@ -4,8 +4,10 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from audit_core.transport.config import class_names_of
 from audit_core.transport.results import TransportResult
 
+from .cases import class_label
 from .finding import Finding, interval, num, pct, signed
 from .shift import shift_finding
 
@@ -78,12 +80,14 @@ def _conformal(result, model, mapping, alpha) -> Finding | None:
     cost = (f"at the cost of {pct(extra)} more two-class sets" if extra > 0
             else f"with {pct(-extra)} fewer two-class sets")
     target = f"target {pct(1 - alpha)}"
+    names = class_names_of(result.manifest.get("config") or {}, str(result.table["target_definition"].iloc[0]))
+    cls = class_label(names, worst)
     if lc > m:
-        text = (f"{_target(result)} label-conditional sets restore class-{worst} coverage ({num(lc)} vs {num(m)} "
+        text = (f"{_target(result)} label-conditional sets restore the coverage of {cls} ({num(lc)} vs {num(m)} "
                 f"marginal, {target}) {cost}.")
         sev = "good" if lc >= 1 - alpha else "info"
     else:
-        text = (f"{_target(result)} label-conditional sets do not raise class-{worst} coverage ({num(lc)} vs "
+        text = (f"{_target(result)} label-conditional sets do not raise the coverage of {cls} ({num(lc)} vs "
                 f"{num(m)} marginal, {target}).")
         sev = "warning" if m < 1 - alpha else "info"
     return Finding(text=text, severity=sev, kind="conformal_class_coverage",

@@ -387,6 +387,8 @@ def fragility_run_parts(ws: Workspace, audit: FragilityAudit) -> dict[str, Any]:
     )
     tables = {k: v.reset_index(drop=True) for k, v in audit.tables().items()}
     tables["summary"] = tables["summary"].astype({"key": str})
+    if len(audit.scores) == len(tables["summary"]):  # per-case scores: the report's certificate-vs-confidence finding
+        tables["scores"] = audit.scores.reset_index(drop=True).assign(key=tables["summary"]["key"])
     tables["metrics"] = ws.metrics.reset_index(drop=True)
     return {"config": config, "tables": tables, "manifest": manifest}
 

@@ -35,7 +35,7 @@ from .certificate import CertificateBatch, Protocol
 from .distinct import certify_chunk_distinct, row_bytes
 from .generic import as_predict, certify_chunk_generic, make_context, stage2_spans
 from .linear import LinearForm, certify_chunk_linear, linear_bytes_per_case, linear_form
-from .operators import FAMILIES, STOCHASTIC
+from .operators import FAMILIES
 from .work import DEFAULT_CHUNK_MB, cases_per_chunk
 
 __all__ = [

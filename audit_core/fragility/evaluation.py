@@ -33,7 +33,7 @@ or over units (dataset × model × seed) in :func:`unit_summary`.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Mapping, Sequence
+from typing import Any, Sequence
 
 import numpy as np
 import pandas as pd

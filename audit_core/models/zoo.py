@@ -145,6 +145,8 @@ def make_estimator(spec: ModelSpec):
     """Build the unfitted estimator for ``spec``."""
     if spec.kind not in ZOO:
         raise fail("MODEL_UNKNOWN_KIND", kind=spec.kind, kinds=", ".join(ZOO))
+    # every path (a config, the app's model, a Transport refit) meets the same bounds before any fitting
+    Limits.from_env().check_fields("model_params", dict(spec.params), where="model.params")
     try:
         return ZOO[spec.kind][1](int(spec.seed), **dict(spec.params))
     except TypeError as exc:

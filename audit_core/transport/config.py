@@ -10,7 +10,7 @@ import numpy as np
 
 from audit_core.data.dataset import AuditDataset
 from audit_core.data.targets import target_from_dict
-from audit_core.errors import fail
+from audit_core.errors import AuditInputError, fail
 from audit_core.limits import Limits
 from audit_core.models.manifest import library_versions
 from audit_core.models.training import Workspace
@@ -19,11 +19,39 @@ from audit_core.models.zoo import ZOO, FittedModel
 from .mappings import DEFAULT_MAPPINGS, MAPPINGS
 from .verdicts import DEFAULT_TOLERANCES, check_tolerances
 
-__all__ = ["TransportConfig", "model_options", "versions"]
+__all__ = ["TransportConfig", "class_names_of", "model_options", "versions"]
 
 
 def _bad(name: str, problem: str):
     return fail("TRANSPORT_BAD_OPTION", name=name, problem=problem)
+
+
+def class_names_of(config: Mapping[str, Any], target: str | None = None) -> tuple[str, str] | None:
+    """The declared names of classes 0 and 1 of a target in a transport config dict (a manifest's ``config``).
+
+    Parameters
+    ----------
+    config : Mapping
+        With ``targets``, a list of target definitions (the primary first).
+    target : str, optional
+        The target's name; default the primary target.
+
+    Returns
+    -------
+    tuple of str or None
+        ``("not yes", "yes")`` for the class target ``positive: yes``; ``None`` when the config declares no
+        such target or it cannot be read (callers then say ``class 0`` and ``class 1``).
+    """
+    targets = [t for t in config.get("targets") or () if isinstance(t, Mapping)]
+    chosen = next((t for t in targets if t.get("name") == target), None) if target else None
+    chosen = chosen or (targets[0] if targets else None)
+    if chosen is None:
+        return None
+    try:
+        names = target_from_dict(chosen).binary_names
+    except AuditInputError:  # a config saved by another version: no names rather than a wrong one
+        return None
+    return tuple(names) if names else None
 
 
 #: Upper bounds of the counts (CLI configs have no widget limits): name -> (minimum, maximum).
@@ -203,6 +231,8 @@ class TransportConfig:
                 k in ZOO and isinstance(v, Mapping) for k, v in self.model_params.items()):
             raise _bad("model_params", "must map zoo kinds to parameter mappings")
         object.__setattr__(self, "model_params", {str(k): dict(v) for k, v in self.model_params.items()})
+        for kind, params in self.model_params.items():  # refused before any refit, naming the parameter
+            Limits.from_env().check_fields("model_params", params, where=f"model_params.{kind}")
         for m in self.mappings:
             if not isinstance(m, str) or m not in MAPPINGS:
                 raise _bad("mappings", f"{m!r} is not one of {', '.join(MAPPINGS)}")

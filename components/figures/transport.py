@@ -11,7 +11,9 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
+from audit_core.findings.cases import class_label
 from audit_core.runs.registry import RunRecord
+from audit_core.transport.config import class_names_of
 
 from .shift import feature_shift_figure, pooled_domain_auroc
 
@@ -117,10 +119,13 @@ def risk_selection_figure(curves: pd.DataFrame, table: pd.DataFrame, *, model: s
     return fig
 
 
-def frontier_figure(table: pd.DataFrame, *, model: str, mapping: str, domain: str = "ood") -> go.Figure:
+def frontier_figure(table: pd.DataFrame, *, model: str, mapping: str, domain: str = "ood",
+                    class_names: tuple[str, str] | None = None) -> go.Figure:
     """Coverage–set-size frontier across α, marginal vs label-conditional, with class coverage.
 
-    Points are means over refits; each point is labelled by its α.
+    Points are means over refits; each point is labelled by its α. ``class_names`` (classes 0 and 1, as
+    declared: :func:`audit_core.transport.config.class_names_of`) name the class-coverage traces
+    ("coverage of 'yes'"); without them they say "class 1".
     """
     fig = go.Figure()
     styles = {"marginal": ("circle", "#2ca02c", "top left"), "label_conditional": ("square", "#9467bd", "bottom right")}
@@ -136,7 +141,8 @@ def frontier_figure(table: pd.DataFrame, *, model: str, mapping: str, domain: st
                                  text=[f"α={a:g}" for a in g["alpha"]], textposition=where))
         for cls, dash in (("coverage_class0", "dot"), ("coverage_class1", "dash")):
             fig.add_trace(go.Scatter(x=g["mean_set_size"], y=g[cls], mode="lines+markers",
-                                     name=f"{label} · class {cls[-1]}", line=dict(color=colour, dash=dash),
+                                     name=f"{label} · coverage of {class_label(class_names, int(cls[-1]))}",
+                                     line=dict(color=colour, dash=dash),
                                      marker=dict(symbol=symbol, size=6, color=colour), opacity=0.7))
         for a in g["alpha"]:
             fig.add_hline(y=1 - a, line_dash="dot", line_color="lightgrey")
@@ -201,19 +207,28 @@ def target_definition_figure(table: pd.DataFrame, *, domain: str = "ood") -> go.
     return fig
 
 
-def heterogeneity_figure(table: pd.DataFrame, *, model: str, mapping: str, metric: str = "brier_score") -> go.Figure:
-    """A metric by class and declared subgroup, ID vs OOD (mean over refits)."""
+def heterogeneity_figure(table: pd.DataFrame, *, model: str, mapping: str, metric: str = "brier_score",
+                         class_names: tuple[str, str] | None = None) -> go.Figure:
+    """A metric by class and declared subgroup, ID vs OOD (mean over refits); classes named as declared
+    (``class_names``, see :func:`frontier_figure`)."""
     t = _pick(table, analysis="heterogeneity", model=model, mapping=mapping, metric=metric)
     fig = go.Figure()
     for dom in ("id", "ood"):
         g = t[t["domain"] == dom].groupby("condition")["value"].mean()
-        fig.add_trace(go.Bar(x=list(g.index), y=g.values, name=_NAMES[dom], marker_color=DOMAIN_COLOURS[dom]))
+        fig.add_trace(go.Bar(x=[_condition_label(c, class_names) for c in g.index], y=g.values, name=_NAMES[dom], marker_color=DOMAIN_COLOURS[dom]))
     fig.update_layout(title=f"Heterogeneity · {metric}", barmode="group", yaxis_title=metric,
                       xaxis_title="class or subgroup", **_LAYOUT)
     fig.update_xaxes(tickangle=-30)
     if t.empty:
         return not_run(fig, f"Heterogeneity not computed for {metric}: no class or subgroup rows in this run.")
     return fig
+
+
+def _condition_label(condition: str, class_names: tuple[str, str] | None) -> str:
+    """``class=1`` as ``class 'yes'`` (declared names); other conditions (subgroups) unchanged."""
+    kind, _, code = str(condition).partition("=")
+    return f"class {class_label(class_names, int(code))}" if kind == "class" and code.isdigit() and class_names \
+        else str(condition)
 
 
 def transport_report_figures(record: RunRecord) -> list[tuple[str, go.Figure]]:
@@ -238,13 +253,14 @@ def transport_report_figures(record: RunRecord) -> list[tuple[str, go.Figure]]:
     if "curves" in tables:
         out.append(("Risk–selection curves", risk_selection_figure(tables["curves"], t, model=model, mapping=mapping,
                                                                    selection_rate=s)))
-    out.append(("Coverage–set-size frontier", frontier_figure(t, model=model, mapping=mapping)))
+    names = class_names_of((record.manifest or {}).get("config") or cfg)
+    out.append(("Coverage–set-size frontier", frontier_figure(t, model=model, mapping=mapping, class_names=names)))
     if t["condition"].str.startswith("random_set:").any():
         out.append(("Evidence degradation", stress_figure(t, model=model, mapping=mapping)))
     if (t["analysis"] == "target_decomposition").any():
         out.append(("Target-definition decomposition", target_definition_figure(t)))
     if (t["analysis"] == "heterogeneity").any():
-        out.append(("Heterogeneity", heterogeneity_figure(t, model=model, mapping=mapping)))
+        out.append(("Heterogeneity", heterogeneity_figure(t, model=model, mapping=mapping, class_names=names)))
     if "feature_shift" in tables and not tables["feature_shift"].empty:
         out.append(("Why it moved (feature shift)", feature_shift_figure(tables["feature_shift"],
                                                                           domain_auroc=pooled_domain_auroc(tables))))

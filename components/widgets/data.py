@@ -259,8 +259,12 @@ def _fold_column_edits(editor_key: str) -> None:
 
 
 def groups_tools_section(edited: pd.DataFrame) -> None:
-    """Assign groups by prefix/regex rules or an uploaded ``column,group`` CSV."""
-    with st.expander("Assign groups by rules or CSV"):
+    """Assign groups by prefix/regex rules or an uploaded ``column,group`` CSV.
+
+    The expander keeps its state on the server (a key and ``on_change="rerun"``), so one the user opened stays
+    open through the reruns of an upload or an Apply, even when the browser redraws it.
+    """
+    with st.expander("Assign groups by rules or CSV", key="view_dg_group_tools", on_change="rerun"):
         st.caption("One rule per line: `prefix: bureau_ -> bureau` or `regex: ^(age|income) -> applicant`.")
         text = st.text_area("Rules", key="dg_group_rules", persist_state=PERSIST, height=100)
         if st.button("Apply rules", key="act_apply_rules"):

@@ -21,6 +21,7 @@ import streamlit as st
 from audit_core.data.samples import SAMPLES
 from audit_core.findings.cases import STRIKING_RULE, class_name
 from audit_core.findings.demo import DemoOptions, DemoResult, DemoStep, run_demo
+from audit_core.transport.config import class_names_of
 from components import jobs
 from components.feedback import guarded, md_escape
 from components.figures import fragility as ff
@@ -131,7 +132,8 @@ def _step_transport(result: DemoResult) -> None:
     c1, c2 = st.columns(2)
     c1.plotly_chart(tf.risk_selection_figure(tr.extras["curves"], tr.table, model=model, mapping=mapping,
                                              selection_rate=o.selection_rate), key="view_demo_risk")
-    c2.plotly_chart(tf.frontier_figure(tr.table, model=model, mapping=mapping), key="view_demo_frontier")
+    c2.plotly_chart(tf.frontier_figure(tr.table, model=model, mapping=mapping, class_names=class_names_of(cfg)),
+                    key="view_demo_frontier")
 
 
 def _step_gate(result: DemoResult) -> None:

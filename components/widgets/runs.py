@@ -18,6 +18,7 @@ import dataclasses
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 import streamlit as st
@@ -43,6 +44,7 @@ __all__ = [
 
 _PENDING_DELETE = "runs_pending_delete"  # session key (not a widget): run id awaiting confirmation
 _PDF_READY = "runs_pdf_ready"  # session key (not a widget): run id whose PDF summary was asked for
+_CARD_ASKED = "runs_card_asked"  # session key (not a widget): run ids whose model card was asked for
 _ALL = "(all)"
 
 
@@ -195,11 +197,7 @@ def run_view_section(runs: pd.DataFrame) -> None:
         c3.download_button(
             "Parquet tables (zip)", data=parquet_zip(record), file_name=f"tables-{safe}.zip", mime="application/zip", key="act_ru_dl_parquet"
         )
-        c5.download_button(
-            "Model card", data=_card_bytes(run_id, record.updated_at, str(registry().path)),
-            file_name=f"model-card-{safe}.md", mime="text/markdown", key="act_ru_dl_card",
-            help="A skops model card: model, data fingerprint, metrics, findings and the release verdict."
-        )
+        _model_card(c5, run_id, record)
         if c4.button("Delete run…", key="act_ru_delete", disabled=registry().read_only,
                      help="The registry is open read-only." if registry().read_only else None):
             st.session_state[_PENDING_DELETE] = run_id
@@ -229,6 +227,24 @@ def _pdf_summary(run_id: str, record: RunRecord) -> None:
         return
     st.download_button("Download the PDF summary", data=_pdf_bytes(run_id, record.updated_at, str(registry().path)),
                        file_name=f"summary-{run_id.replace(':', '_')}.pdf", mime="application/pdf", key="act_ru_dl_pdf")
+
+
+_CARD_HELP = "A skops model card: model, data fingerprint, metrics, findings and the release verdict."
+
+
+def _model_card(col: Any, run_id: str, record: RunRecord) -> None:
+    """The model card on request: building one takes seconds, so it is made when asked for, then cached per run."""
+    asked = st.session_state.get(_CARD_ASKED) or ()
+    if run_id not in asked:
+        if col.button("Make model card", key="act_ru_card", help=_CARD_HELP):
+            st.session_state[_CARD_ASKED] = (*asked, run_id)
+            st.rerun()
+        return
+    col.download_button(
+        f"Model card · {run_id[-8:]}", data=_card_bytes(run_id, record.updated_at, str(registry().path)),
+        file_name=f"model-card-{run_id.replace(':', '_')}.md", mime="text/markdown", key="act_ru_dl_card",
+        help=f"{_CARD_HELP} Run {run_id}.",
+    )
 
 
 def _delete_confirmation(run_id: str) -> None:

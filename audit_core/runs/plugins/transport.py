@@ -40,7 +40,7 @@ from typing import Any
 
 from audit_core.limits import Limits
 from audit_core.transport.config import TransportConfig
-from audit_core.transport.mappings import DEFAULT_MAPPINGS, MAPPINGS
+from audit_core.transport.mappings import DEFAULT_MAPPINGS
 from audit_core.transport.multiclass.run import (
     is_multiclass_definition,
     is_multiclass_target,
