@@ -25,11 +25,12 @@ fitted value of the test object is the slope of the lower common tangent
 Every prefix hull and every suffix hull is stored at once as a linked list
 (each point's predecessor in its prefix hull, successor in its suffix hull):
 a point's link never changes once set, so ``O(K)`` memory holds all
-``2K + 2`` hulls. Jump tables over the links (binary lifting) find each
-tangent in ``O(log K)`` steps and each bridge in ``O(log² K)``, vectorised
-over all ``2K + 1`` score positions. Fitting therefore costs
-``O(n log n + K log² K)`` and predicting ``m`` test scores
-``O(m log K)`` (one ``searchsorted``), whatever ``m``.
+``2K + 2`` hulls. Each bridge is then found by the merge-hull walk from the
+two hulls' inner ends, vectorised over all ``2K + 1`` score positions
+(``K + 1`` between scores, ``K`` on them). A walk is as long as the test
+object's block reaches past its neighbours, a few hull vertices on real
+scores, and never longer than the two hulls. Predicting ``m`` test scores is
+then one ``searchsorted``, ``O(m log K)``, whatever ``m``.
 
 Weights
 -------
@@ -54,23 +55,20 @@ def _cross(ax, ay, bx, by, cx, cy):
     return (bx - ax) * (cy - ay) - (by - ay) * (cx - ax)
 
 
-def _hull_links(X: np.ndarray, Y: np.ndarray) -> tuple[np.ndarray, np.ndarray, int]:
+def _hull_links(X: np.ndarray, Y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Predecessor of each point in its prefix lower hull, successor in its suffix lower hull.
 
-    A point with no predecessor (successor) links to itself. The third value
-    is the largest number of links along any hull (the jump tables' depth).
+    A point with no predecessor (successor) links to itself.
     """
     x, y = X.tolist(), Y.tolist()
     n = len(x)
     prv, nxt = list(range(n)), list(range(n))
     st: list[int] = []
-    depth = 0
     for j in range(n):  # prefix hulls, left to right: keep strict counter-clockwise turns
         while len(st) >= 2 and _cross(x[st[-2]], y[st[-2]], x[st[-1]], y[st[-1]], x[j], y[j]) <= 0:
             st.pop()
         if st:
             prv[j] = st[-1]
-        depth = max(depth, len(st))
         st.append(j)
     st = []
     for k in range(n - 1, -1, -1):  # suffix hulls, right to left
@@ -78,31 +76,8 @@ def _hull_links(X: np.ndarray, Y: np.ndarray) -> tuple[np.ndarray, np.ndarray, i
             st.pop()
         if st:
             nxt[k] = st[-1]
-        depth = max(depth, len(st))
         st.append(k)
-    return np.asarray(prv, dtype=np.intp), np.asarray(nxt, dtype=np.intp), depth
-
-
-def _jumps(link: np.ndarray, depth: int) -> list[np.ndarray]:
-    """``[link, link∘link, …]``: the 2^i-th link of every point, enough to cover ``depth`` links."""
-    out = [link]
-    for _ in range(int(depth).bit_length()):
-        out.append(out[-1][out[-1]])
-    return out
-
-
-def _last_true(start: np.ndarray, jumps: list[np.ndarray], pred) -> tuple[np.ndarray, np.ndarray]:
-    """Along each chain from ``start``, the last node where the monotone predicate ``pred`` holds.
-
-    Returns ``(node, ok)``: ``ok`` is False where ``pred(start)`` already fails (then ``node = start``).
-    """
-    ok = pred(start)
-    cur = start.copy()
-    for jump in reversed(jumps):
-        cand = jump[cur]
-        move = ok & pred(cand)
-        cur = np.where(move, cand, cur)
-    return cur, ok
+    return np.asarray(prv, dtype=np.intp), np.asarray(nxt, dtype=np.intp)
 
 
 class _Diagram:
@@ -110,34 +85,33 @@ class _Diagram:
 
     def __init__(self, X: np.ndarray, Y: np.ndarray) -> None:
         self.X, self.Y = X, Y
-        prv, nxt, depth = _hull_links(X, Y)
-        self.prv, self.nxt = prv, nxt
-        self.up_prv, self.up_nxt = _jumps(prv, depth), _jumps(nxt, depth)
-
-    def _tangent(self, a: np.ndarray, qx: np.ndarray, qy: np.ndarray, dy: float) -> np.ndarray:
-        """Vertex of the moved prefix hull ``C_0 … C_a`` touched by the lower tangent from ``q``."""
-        X, Y, prv = self.X, self.Y, self.prv
-
-        def below(l):  # the predecessor of l lies strictly below the line from l to q
-            p = prv[l]
-            return (p != l) & (_cross(X[p] - 1, Y[p] - dy, X[l] - 1, Y[l] - dy, qx, qy) < 0)
-
-        last, ok = _last_true(a, self.up_prv, below)
-        return np.where(ok, prv[last], a)
+        self.prv, self.nxt = _hull_links(X, Y)
 
     def bridge_slopes(self, a: np.ndarray, b: np.ndarray, dy: float) -> np.ndarray:
-        """Fitted value of a test object of label ``dy`` placed between prefix ``a`` and suffix ``b``."""
-        X, Y, nxt = self.X, self.Y, self.nxt
+        """Fitted value of a test object of label ``dy`` placed between prefix ``a`` and suffix ``b``.
 
-        def below(r):  # the successor of r lies strictly below the tangent line through r
-            t = self._tangent(a, X[r], Y[r], dy)
-            n = nxt[r]
-            return (n != r) & (_cross(X[t] - 1, Y[t] - dy, X[r], Y[r], X[n], Y[n]) < 0)
-
-        last, ok = _last_true(b, self.up_nxt, below)
-        r = np.where(ok, nxt[last], b)
-        t = self._tangent(a, X[r], Y[r], dy)
-        return (Y[r] - Y[t] + dy) / (X[r] - X[t] + 1.0)
+        The bridge is found by the merge-hull walk, vectorised over the
+        queries: from the last point of the moved prefix hull and the first of
+        the suffix hull, step the right end forward while its successor lies
+        strictly below the line through both ends, and the left end back while
+        its predecessor does, until neither moves. Each query walks at most
+        the lengths of its two hulls.
+        """
+        X, Y, prv, nxt = self.X, self.Y, self.prv, self.nxt
+        lx, ly = X - 1.0, Y - dy  # the prefix, moved by (−1, −dy)
+        l, r = np.array(a, dtype=np.intp), np.array(b, dtype=np.intp)
+        idx = np.arange(len(l))
+        while idx.size:
+            li, ri = l[idx], r[idx]
+            n = nxt[ri]
+            move_r = (n != ri) & (_cross(lx[li], ly[li], X[ri], Y[ri], X[n], Y[n]) < 0)
+            ri = np.where(move_r, n, ri)
+            p = prv[li]
+            move_l = (p != li) & (_cross(lx[p], ly[p], lx[li], ly[li], X[ri], Y[ri]) < 0)
+            li = np.where(move_l, p, li)
+            l[idx], r[idx] = li, ri
+            idx = idx[move_r | move_l]
+        return (Y[r] - ly[l]) / (X[r] - lx[l])
 
 
 @dataclass(frozen=True, eq=False)
