@@ -112,7 +112,7 @@ def limit_layout(model, case_major: np.ndarray, block_major: np.ndarray) -> tupl
     on scikit-learn's default threads, and the faster counts.
     """
     predicts = {"": as_predict(model)}
-    if hasattr(model, "predict_proba") and predicts[""] is not model.predict_proba:
+    if hasattr(model, "predict_proba") and predicts[""] != model.predict_proba:  # bound methods: ==, not is
         predicts = {", 1 OpenMP thread": predicts[""], ", default threads": model.predict_proba}
     step = max(1, (64 << 20) // (8 * case_major.shape[1]))
 
@@ -189,7 +189,7 @@ def bench_model(kind: str, X, y, Xtr, grouping, cfg: FragilityConfig, args) -> N
     target = 1.5 if batch.engine == "linear" else 1.2
     print(f"[{kind}] (1) certificates {np.median(ta):.2f}s vs limit {np.median(tb):.2f}s -> {ratio_text(ta, tb)} "
           f"(target <= {target}x); generic engine / this engine {ratio_text(tg, ta2)}; {check}")
-    if hasattr(model, "predict_proba") and as_predict(model) is not model.predict_proba:
+    if hasattr(model, "predict_proba") and as_predict(model) != model.predict_proba:
         # the engine wraps this model's predict (one OpenMP thread); a bare callable is not wrapped,
         # so it shows what the certificates cost before, side by side with the same limit
         bare = lambda: certify(lambda A: model.predict_proba(A), X, config=cfg, **kw)  # noqa: E731
