@@ -304,3 +304,37 @@ def test_float32_curves_keep_every_discrete_output():
     with pytest.raises(AuditInputError) as err:
         certify(est, X, config=FragilityConfig(curve_dtype="float16"), **kw)
     assert err.value.code == "FR_BAD_CURVE_DTYPE"
+
+
+def _threads_seen(model):
+    """Wrap ``model.predict_proba`` to record the OpenMP threads scikit-learn would use in each call."""
+    from sklearn.utils._openmp_helpers import _openmp_effective_n_threads
+
+    seen, inner = [], model.predict_proba
+
+    def recording(X):
+        seen.append(_openmp_effective_n_threads())
+        return inner(X)
+
+    model.predict_proba = recording
+    return seen
+
+
+@pytest.mark.parametrize("kind", ["hist_gradient_boosting", "lightgbm"])
+def test_histogram_boosting_predicts_on_one_openmp_thread_with_the_same_certificates(kind):
+    # issue 12: HGB's per-tree parallel loops made certification 1.8-2.6x its limit in CPU time; on one OpenMP
+    # thread it costs about the limit. Before the fix the recorded thread count was the outer limit (2) here.
+    from threadpoolctl import threadpool_limits
+
+    fitted, Xtr, grouping = trained(kind, 2, "narrow")
+    X, base, scale = cases(3, Xtr, grouping, 6, neg_zero=False)
+    cfg = FragilityConfig(k=3, n_draws=2)
+    model = make_estimator(ModelSpec(kind=kind, seed=0, params=SMALL[kind]))
+    model.__dict__.update(fitted.__dict__)  # the same fitted model, its own predict_proba to wrap
+    seen = _threads_seen(model)
+    with threadpool_limits(limits=2, user_api="openmp"):
+        got = certify(model, X, grouping=grouping, baseline=base, scale=scale, config=cfg)
+        # the same model as a bare callable is not wrapped: it predicts on the outer 2 threads
+        ref = certify(lambda A: fitted.predict_proba(A), X, grouping=grouping, baseline=base, scale=scale, config=cfg)
+    assert seen and set(seen) == ({1} if kind == "hist_gradient_boosting" else {2})
+    assert mismatches(ref, got) == []  # bit-identical whatever the thread count

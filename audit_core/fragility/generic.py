@@ -32,13 +32,55 @@ __all__ = ["Ctx", "make_context", "certify_chunk_generic", "stage2_spans", "stag
            "margins_labels", "binary_margins", "as_predict"]
 
 
+def _final_estimator(model: Any) -> Any:
+    """The estimator that predicts: inside a FittedModel and at the end of a Pipeline."""
+    model = getattr(model, "estimator", model)
+    steps = getattr(model, "steps", None)
+    return steps[-1][1] if steps else model
+
+
+_OPENMP = None
+
+
+def _one_openmp_thread(predict: Callable[[np.ndarray], np.ndarray]) -> Callable[[np.ndarray], np.ndarray]:
+    """``predict`` run with OpenMP limited to one thread (the results do not depend on the thread count).
+
+    scikit-learn's histogram gradient boosting predicts with one OpenMP
+    parallel loop per tree, so a call costs ``n_trees`` fork–join barriers.
+    Measured in CPU time (``benchmarks/bench_fragility.py``, 2 cores shared
+    with other work), those barriers made certification 1.8–2.6× its
+    one-call limit; on one thread the same certificates cost about as much
+    as the limit. Each row's prediction is a sum over trees in a fixed order
+    whatever the thread count, so the outputs are bit-identical.
+    """
+    global _OPENMP
+    if _OPENMP is None:
+        from threadpoolctl import ThreadpoolController
+
+        _OPENMP = ThreadpoolController()  # library discovery once
+
+    def run(X: np.ndarray) -> np.ndarray:
+        with _OPENMP.limit(limits=1, user_api="openmp"):
+            return predict(X)
+
+    return run
+
+
 def as_predict(model: Any) -> Callable[[np.ndarray], np.ndarray]:
-    """``predict_proba`` on the transformed matrix for a FittedModel, estimator or callable."""
+    """``predict_proba`` on the transformed matrix for a FittedModel, estimator or callable.
+
+    For scikit-learn's histogram gradient boosting it runs on one OpenMP
+    thread (:func:`_one_openmp_thread`).
+    """
     if hasattr(model, "predict_proba_transformed"):
-        return model.predict_proba_transformed
-    if hasattr(model, "predict_proba"):
-        return model.predict_proba
-    return model
+        predict = model.predict_proba_transformed
+    elif hasattr(model, "predict_proba"):
+        predict = model.predict_proba
+    else:
+        return model
+    if type(_final_estimator(model)).__name__.startswith("HistGradientBoosting"):
+        return _one_openmp_thread(predict)
+    return predict
 
 
 @dataclass

@@ -96,8 +96,9 @@ def exact_bootstrap(audit) -> dict:
             o = np.argsort(raw, kind="stable")  # score order: monotone mappings keep it
             orders[(r, m, dom)] = o
             for mp in c.mappings:
+                extra = {k: v[o] for k, v in audit._extra(r, m, mp, dom).items()}
                 specs[(r, m, mp, dom)] = bootstrap_spec(y[o], audit._mapped(r, m, mp, dom)[o],
-                                                        audit._rules[(r, m, mp)], n_bins=c.n_bins)
+                                                        audit._rules[(r, m, mp)], n_bins=c.n_bins, extra=extra)
     out: dict = {}
     seed = int(c.seed) + 7919
     chunks = list(range(0, B, c.bootstrap_chunk))

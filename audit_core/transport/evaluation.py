@@ -68,7 +68,12 @@ def _metric_rows(y, p, w, weighting, n_bins) -> list[dict]:
     return [dict(analysis="metrics", metric=k, value=v, weighting=weighting) for k, v in vals.items()]
 
 
-def evaluate_pipeline(y, p, rules: Rules | None, *, weights=None, n_bins: int = 15, metrics: bool = True) -> list[dict]:
+def _mean(v, w) -> float:
+    return float(np.mean(v)) if w is None else float(np.dot(w, v) / np.sum(w))
+
+
+def evaluate_pipeline(y, p, rules: Rules | None, *, weights=None, n_bins: int = 15, metrics: bool = True,
+                      extra=None) -> list[dict]:
     """Rows for one pipeline on one test set.
 
     Parameters
@@ -83,6 +88,9 @@ def evaluate_pipeline(y, p, rules: Rules | None, *, weights=None, n_bins: int = 
     weights : ndarray of shape (n,), optional
         When given, metrics and selective quantities are also reported with
         ``weighting="weighted"``.
+    extra : dict of str to ndarray (n,), optional
+        Per-record columns of mapping-specific metrics (the Venn-Abers
+        interval width): each is reported, with the registry, as its (weighted) mean.
     """
     y = np.asarray(y).astype(int)
     p = np.asarray(p, dtype=float)
@@ -91,6 +99,8 @@ def evaluate_pipeline(y, p, rules: Rules | None, *, weights=None, n_bins: int = 
     for weighting, w in schemes:
         if metrics:
             rows += _metric_rows(y, p, w, weighting, n_bins)
+            rows += [dict(analysis="metrics", metric=k, value=_mean(v, w), weighting=weighting)
+                     for k, v in (extra or {}).items()]
         if rules is None:
             continue
         stats = iter(sl.selective_stats_many(y, p, list(rules.thresholds.values()) + list(rules.hcep_thresholds),
@@ -119,12 +129,15 @@ def evaluate_pipeline(y, p, rules: Rules | None, *, weights=None, n_bins: int = 
     return rows
 
 
-def bootstrap_columns(y, p, rules: Rules):
+def bootstrap_columns(y, p, rules: Rules, extra=None):
     """Per-record columns of the transported rules' statistics, and their row keys.
 
     Every column is a step function of ``p̂`` within each class (selection
     indicators, errors of the 0.5 decision, set membership and size), which
-    the binned bootstrap relies on.
+    the binned bootstrap relies on. ``extra`` (name → column (n,), as in
+    :func:`evaluate_pipeline`) adds mapping-specific metrics as means; the
+    Venn-Abers width qualifies: ``(p0, p1)`` is a function of the merged
+    ``p̂``, which rises strictly whenever either of them does.
 
     Returns
     -------
@@ -143,6 +156,9 @@ def bootstrap_columns(y, p, rules: Rules):
     lin, ratios, keys = {}, {}, {}
     for m in CORE_METRICS:
         keys[m] = ("metrics", m, None, None)
+    for k, v in (extra or {}).items():
+        lin[k] = np.asarray(v, dtype=float)
+        keys[k] = ("metrics", k, None, None)
     for s, tau in rules.thresholds.items():
         a = (c >= tau).astype(float)
         lin[f"rate_s{s}"] = a
@@ -166,13 +182,13 @@ def bootstrap_columns(y, p, rules: Rules):
     return lin, ratios, keys
 
 
-def bootstrap_spec(y, p, rules: Rules, *, n_bins: int = 15):
+def bootstrap_spec(y, p, rules: Rules, *, n_bins: int = 15, extra=None):
     """Batched statistics for the exact record bootstrap, keyed ``(analysis, metric, alpha, selection_rate)``.
 
     Returns
     -------
     BatchedMetrics, dict mapping its statistic names to row keys
     """
-    lin, ratios, keys = bootstrap_columns(y, p, rules)
+    lin, ratios, keys = bootstrap_columns(y, p, rules, extra)
     return BatchedMetrics(np.asarray(y).astype(int), np.asarray(p, dtype=float), n_bins=n_bins, linear=lin,
                           ratios=ratios), keys

@@ -12,6 +12,10 @@
   two features ``ln p̂`` and ``−ln(1 − p̂)`` (clipped as above). A negative
   ``a`` or ``b`` would make the map non-monotone; that feature is then
   dropped and the rest refitted, as the method prescribes.
+* ``venn_abers`` — the inductive Venn-Abers predictor
+  (:mod:`~audit_core.transport.venn_abers`): the merged probability
+  ``p1 / (1 − p0 + p1)``; its interval width ``p1 − p0`` is reported as the
+  metric ``venn_abers_width`` (:meth:`ProbabilityMapping.extra_metrics`).
 
 Temperature and beta fall back to the identity when the fit does not converge
 (``params["fallback"]``), like Platt. ``MAPPINGS`` lists every mapping a run
@@ -28,10 +32,11 @@ import numpy as np
 
 from ..errors import fail, register_messages
 from ..metrics import EPS_LOGIT, fit_logistic_1d
+from .venn_abers import fit_venn_abers
 
 __all__ = ["MAPPINGS", "DEFAULT_MAPPINGS", "ProbabilityMapping", "fit_mapping", "fit_logistic"]
 
-MAPPINGS = ("raw", "platt", "isotonic", "temperature", "beta")
+MAPPINGS = ("raw", "platt", "isotonic", "temperature", "beta", "venn_abers")
 DEFAULT_MAPPINGS = ("raw", "platt", "isotonic")
 
 register_messages({"TRANSPORT_UNKNOWN_MAPPING": "Unknown probability mapping {name!r}; choose from {names}."})
@@ -48,11 +53,13 @@ class ProbabilityMapping:
 
     Attributes
     ----------
-    kind : {"raw", "platt", "isotonic"}
+    kind : one of :data:`MAPPINGS`
     params : dict
-        ``{"a": .., "b": ..}`` for Platt; empty otherwise.
+        The fitted numbers (``{"a": .., "b": ..}`` for Platt, ``T`` for
+        temperature, ``a, b, c`` for beta); empty for raw, isotonic and Venn-Abers.
     model : object or None
-        The fitted isotonic regressor.
+        The fitted isotonic regressor, or the
+        :class:`~audit_core.transport.venn_abers.VennAbers` predictor.
     """
 
     kind: str
@@ -73,7 +80,21 @@ class ProbabilityMapping:
             q = np.clip(p, EPS_LOGIT, 1 - EPS_LOGIT)
             z = self.params["c"] + self.params["a"] * np.log(q) - self.params["b"] * np.log1p(-q)
             return 1.0 / (1.0 + np.exp(-z))
+        if self.kind == "venn_abers":
+            return self.model.predict(p)
         return np.clip(self.model.predict(p), 0.0, 1.0)
+
+    def interval(self, p: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+        """Venn-Abers ``(p0, p1)`` of raw probabilities ``p`` (n,), each (n,); ``None`` for other mappings."""
+        return self.model.interval(p) if self.kind == "venn_abers" else None
+
+    def extra_metrics(self, p: np.ndarray) -> dict[str, np.ndarray]:
+        """Per-record columns of metrics only this mapping has (their mean is the metric), for raw ``p`` (n,).
+
+        ``{"venn_abers_width": p1 − p0}`` for Venn-Abers; empty otherwise.
+        """
+        iv = self.interval(p)
+        return {} if iv is None else {"venn_abers_width": iv[1] - iv[0]}
 
 
 def fit_mapping(kind: str, p: np.ndarray, y: np.ndarray, *, sample_weight: np.ndarray | None = None) -> ProbabilityMapping:
@@ -102,6 +123,8 @@ def fit_mapping(kind: str, p: np.ndarray, y: np.ndarray, *, sample_weight: np.nd
         return ProbabilityMapping("temperature", {"T": float(1.0 / b), "fallback": False})
     if kind == "beta":
         return _fit_beta(p, y, w)
+    if kind == "venn_abers":
+        return ProbabilityMapping("venn_abers", {}, fit_venn_abers(p, y, sample_weight=w))
     from sklearn.isotonic import IsotonicRegression
 
     iso = IsotonicRegression(y_min=0.0, y_max=1.0, out_of_bounds="clip").fit(p, y, sample_weight=w)

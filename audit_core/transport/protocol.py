@@ -411,6 +411,11 @@ class TransportAudit:
         pipe = self._pipes[(r, m)]
         return pipe["maps"][mp](pipe["raw"]["id_test" if domain == "id" else "ood"])
 
+    def _extra(self, r, m, mp, domain) -> dict:
+        """Mapping-specific metric columns (the Venn-Abers width) on one test set, record order."""
+        pipe = self._pipes[(r, m)]
+        return pipe["maps"][mp].extra_metrics(pipe["raw"]["id_test" if domain == "id" else "ood"])
+
     # ------------------------------------------------------------ stage 4
     def evaluate(self) -> "TransportAudit":
         """The metric registry on the ID test and the OOD test (weighted when weights exist)."""
@@ -426,7 +431,8 @@ class TransportAudit:
             self._tick(i / len(self._pipes), f"Evaluating refit {r + 1}")
             for mp in c.mappings:
                 for dom, y, w, _ in self._test_sets(r):
-                    rows = evaluate_pipeline(y, self._mapped(r, m, mp, dom), None, weights=w, n_bins=c.n_bins)
+                    rows = evaluate_pipeline(y, self._mapped(r, m, mp, dom), None, weights=w, n_bins=c.n_bins,
+                                             extra=self._extra(r, m, mp, dom))
                     self._emit(rows, domain=dom, model=m, mapping=mp, refit=r)
 
     # ------------------------------------------------------------ stage 5

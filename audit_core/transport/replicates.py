@@ -120,7 +120,7 @@ def binned_bootstrap(audit) -> dict:
         for dom, y, w, _ in audit._test_sets(r):
             for mp in c.mappings:
                 p = audit._mapped(r, m, mp, dom)
-                lin, ratios, keys = bootstrap_columns(y, p, audit._rules[(r, m, mp)])
+                lin, ratios, keys = bootstrap_columns(y, p, audit._rules[(r, m, mp)], audit._extra(r, m, mp, dom))
                 steps = dict(lin)
                 for k, (num, den) in ratios.items():
                     steps[k + ":num"], steps[k + ":den"] = num, den

@@ -224,7 +224,8 @@ def build_result(audit) -> TransportResult:
 
 
 def _figure_tables(audit) -> dict[str, pd.DataFrame]:
-    """Reliability bins (with their bootstrap band and smooth ECE) and risk–selection curves (refit 0) for the figures."""
+    """Reliability bins (with their bootstrap band, smooth ECE and, for Venn-Abers, the mean ``[p0, p1]``
+    per bin, ``va_p0, va_p1``) and risk–selection curves (refit 0) for the figures."""
     c = audit.config
     rel, curves = [], []
     grid = np.linspace(0.01, 1.0, 100)
@@ -238,6 +239,13 @@ def _figure_tables(audit) -> dict[str, pd.DataFrame]:
                 b["frac_pos_low"], b["frac_pos_high"] = frequency_band(_bin_ids(p, c.n_bins), y, c.n_bins,
                                                                        seed=int(c.seed) + 31)
                 b["smooth_ece"] = smooth_ece(y, p)
+                pipe = audit._pipes[(0, m)]
+                iv = pipe["maps"][mp].interval(pipe["raw"]["id_test" if dom == "id" else "ood"])
+                if iv is not None:  # Venn-Abers: each bin's mean p0 and p1, the band of the diagram
+                    ids = _bin_ids(p, c.n_bins)
+                    cnt = np.maximum(np.bincount(ids, minlength=c.n_bins), 1)
+                    for nm, v in zip(("va_p0", "va_p1"), iv):
+                        b[nm] = np.where(b["count"] > 0, np.bincount(ids, weights=v, minlength=c.n_bins) / cnt, np.nan)
                 rel.append(b)
                 cov, risk = risk_selection_curve(y, p)
                 idx = np.minimum(np.searchsorted(cov, grid - 1e-12), len(cov) - 1)

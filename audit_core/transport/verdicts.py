@@ -52,6 +52,7 @@ GOOD_DIRECTION: dict[str, str] = {
     "ace": "lower",
     "mce": "lower",
     "spiegelhalter_z": "target",  # 0
+    "venn_abers_width": "lower",  # a narrower [p0, p1]: the calibration data pin the probability down better
     "rate": "target",  # the nominal selection rate s
     "risk": "lower",
     "hcep_at_0.80": "lower",
@@ -83,6 +84,7 @@ DEFAULT_TOLERANCES: dict[str, float] = {
     "ace": 0.02,
     "mce": 0.1,  # one bin's gap: noisier than the mass-weighted ECE and ACE
     "spiegelhalter_z": 2.0,  # in null standard deviations; z grows like √n, read with n
+    "venn_abers_width": 0.01,  # mean p1 − p0 (venn_abers mapping only); about 1/n_cal where the scores are dense
     "rate": 0.03,
     "risk": 0.02,
     "hcep_at_0.80": 0.01,

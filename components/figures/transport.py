@@ -60,7 +60,9 @@ def reliability_figure(bins: pd.DataFrame, *, model: str, mapping: str) -> go.Fi
         ``result.extras["reliability"]``: ``domain, model, mapping, lower,
         upper, count, mean_p, frac_pos`` and, when present, the band
         ``frac_pos_low, frac_pos_high`` and ``smooth_ece`` (saved runs from
-        before the band are drawn without it).
+        before the band are drawn without it); for the Venn-Abers mapping
+        ``va_p0, va_p1``, each bin's mean ``[p0, p1]``, drawn as a dashed band
+        (``nan`` for other mappings).
     """
     fig = make_subplots(rows=2, cols=1, shared_xaxes=True, row_heights=[0.72, 0.28], vertical_spacing=0.06)
     fig.add_trace(go.Scatter(x=[0, 1], y=[0, 1], mode="lines", line=dict(dash="dot", color="grey"),
@@ -76,6 +78,11 @@ def reliability_figure(bins: pd.DataFrame, *, model: str, mapping: str) -> go.Fi
                                      y=np.r_[nz["frac_pos_high"], nz["frac_pos_low"][::-1]], fill="toself",
                                      mode="lines", line=dict(width=0), fillcolor=DOMAIN_COLOURS[dom], opacity=0.18,
                                      name=f"{_NAMES[dom]} 95 % bootstrap band", hoverinfo="skip"), row=1, col=1)
+        if "va_p0" in b and len(nz) and nz["va_p0"].notna().any():  # the Venn-Abers interval, bin means
+            fig.add_trace(go.Scatter(x=np.r_[nz["mean_p"], nz["mean_p"][::-1]],
+                                     y=np.r_[nz["va_p1"], nz["va_p0"][::-1]], fill="toself", mode="lines",
+                                     line=dict(width=1, dash="dash", color=DOMAIN_COLOURS[dom]), fillcolor="rgba(0,0,0,0)",
+                                     name=f"{_NAMES[dom]} Venn-Abers [p0, p1]", hoverinfo="skip"), row=1, col=1)
         fig.add_trace(go.Scatter(x=nz["mean_p"], y=nz["frac_pos"], mode="lines+markers", name=name,
                                  line=dict(color=DOMAIN_COLOURS[dom]), customdata=nz["count"],
                                  hovertemplate="mean p̂ %{x:.3f}<br>observed %{y:.3f}<br>n = %{customdata}"),
