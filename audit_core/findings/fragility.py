@@ -77,13 +77,22 @@ class FragilityTables:
         options, protocol = config.get("options") or {}, config.get("protocol") or {}
         if s is None or "k_star" not in s or "p_hat" not in s or "k" not in protocol:
             return None
-        empty = pd.DataFrame()
-        return cls(summary=s, k_star=s["k_star"].to_numpy(), scores=tables.get("scores", empty),
-                   auroc=tables.get("auroc", empty), incremental=tables.get("incremental", empty),
+
+        def usable(name: str) -> pd.DataFrame:  # a table missing a column its sentence reads gives no sentence
+            t = tables.get(name)
+            return t if t is not None and _STORED_COLUMNS[name] <= set(t.columns) else pd.DataFrame()
+
+        return cls(summary=s, k_star=s["k_star"].to_numpy(), scores=usable("scores"),
+                   auroc=usable("auroc"), incremental=usable("incremental"),
                    k=int(protocol["k"]), donor_groups=int(options.get("donor_groups", AuditOptions.donor_groups)),
                    n_boot=int(options.get("n_boot", AuditOptions.n_boot)),
                    stress_seed=int(options.get("stress_seed", AuditOptions.stress_seed)),
                    complete=bool(config.get("complete", True)))
+
+
+#: Columns of a saved run's tables that the sentences read (:meth:`FragilityTables.of_run`).
+_STORED_COLUMNS = {"scores": {"fds"}, "auroc": {"label", "stratum", "score", "auroc"},
+                   "incremental": {"label", "difference", "lo", "hi", "auroc_confidence", "auroc_with_certificate"}}
 
 
 def _confident_flips(audit: FragilityTables, confident: float) -> Finding | None:
@@ -130,7 +139,7 @@ def certificate_vs_confidence(audit: FragilityAudit | FragilityTables, *, label:
         audit = FragilityTables.of_audit(audit)
     t = audit.auroc
     t = t[(t["label"] == label) & (t["stratum"] == "all")].set_index("score")
-    conf_names = [c for c in CONFIDENCE if c in t.index and np.isfinite(t.loc[c, "auroc"])]
+    conf_names = [c for c in CONFIDENCE if c in t.index and c in audit.scores and np.isfinite(t.loc[c, "auroc"])]
     best = max(conf_names, key=lambda c: t.loc[c, "auroc"])
     y = audit.summary[label].to_numpy(dtype=bool)
     S = audit.scores[["fds", best]].to_numpy(dtype=float).T
@@ -147,7 +156,8 @@ def certificate_vs_confidence(audit: FragilityAudit | FragilityTables, *, label:
 
 def _ranking(audit: FragilityTables) -> Finding | None:
     if audit.auroc.empty or LABEL not in audit.summary or not audit.summary[LABEL].any() \
-            or audit.summary[LABEL].all() or "fds" not in audit.scores:
+            or audit.summary[LABEL].all() or "fds" not in audit.scores \
+            or not any(c in audit.scores for c in CONFIDENCE):
         return None
     c = certificate_vs_confidence(audit)
     nums = f"AUROC {num(c['fds'])} vs {num(c['confidence'])}, difference {signed(c['difference'])}" \
