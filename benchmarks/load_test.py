@@ -179,6 +179,10 @@ async def _session(browser, url: str, index: int, seed: int, cases: int, timeout
         await page.get_by_role("link", name="Data & groups").first.click(timeout=timeout_ms)
         await page.get_by_text("loan_synthetic.csv", exact=False).first.wait_for(timeout=timeout_ms)
         res.step = "train"
+        # The page's first run must have finished: a click on Train while it was still drawing the page was
+        # lost once in seven runs beside two CPU hogs (no training started; see docs/reliability.md, "Load").
+        await page.get_by_role("button", name="Train model").wait_for(timeout=timeout_ms)
+        await _settle(page)
         t0 = time.perf_counter()
         await page.get_by_role("button", name="Train model").click()
         model = page.get_by_text("Model ready:", exact=False).first
