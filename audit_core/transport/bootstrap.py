@@ -38,7 +38,8 @@ import numpy as np
 from ..calibration import equal_mass_bins, spiegelhalter_terms
 from ..metrics import EPS_LOGIT, fit_logistic_1d
 
-__all__ = ["class_positions", "stratified_draws", "stratified_counts", "BatchedMetrics", "percentile_interval"]
+__all__ = ["class_positions", "stratified_draws", "stratified_counts", "BatchedMetrics", "percentile_interval",
+           "replicate_draws"]
 
 
 def class_positions(y: np.ndarray) -> list[np.ndarray]:
@@ -352,3 +353,26 @@ class BatchedMetrics:
         idx = bins + (np.arange(B) * K)[:, None]
         res = np.bincount(idx.ravel(), weights=lvl.ravel(), minlength=B * K).reshape(B, K)
         return np.abs(res).sum(axis=1) / tot
+
+
+def replicate_draws(audit):
+    """The record-bootstrap draws of a Transport run, chunk by chunk (the exact and the multi-class bootstraps).
+
+    Yields ``(start, b, r, idt, counts_id, counts_ood)``: replicates ``start … start + b`` of refit ``r``,
+    the refit's ID-test rows ``idt``, and the count matrices of shape ``(b, len(idt))`` and
+    ``(b, n_target)``, stratified by the primary target's label. Each chunk and refit draws from its own
+    seeded generator (``[seed + 7919, chunk, r]``; the target's ``[…, chunk, 10**6]``), so the draws do not
+    depend on the order they are used in. Progress is reported once per chunk.
+    """
+    c = audit.config
+    B, R = c.n_bootstrap, c.n_refits
+    y_ood, y_src = audit._ytgt[c.primary_target], audit._ysrc[c.primary_target]
+    seed = int(c.seed) + 7919
+    chunks = list(range(0, B, c.bootstrap_chunk))
+    for ci, start in enumerate(chunks):
+        b = min(c.bootstrap_chunk, B - start)
+        audit._tick(ci / len(chunks), f"Bootstrap {start + b} of {B}")
+        counts_ood = stratified_counts(y_ood, b, np.random.default_rng([seed, ci, 10**6]))
+        for r in range(R):
+            idt = audit._source_rows(r, "id_test")
+            yield start, b, r, idt, stratified_counts(y_src[idt], b, np.random.default_rng([seed, ci, r])), counts_ood

@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from .bootstrap import stratified_counts
+from .bootstrap import replicate_draws
 from .columns import RESULT_COLUMNS
 from .evaluation import bootstrap_spec
 from .intervals import change_interval
@@ -87,7 +87,6 @@ def exact_bootstrap(audit) -> dict:
     """Replicate changes OOD − ID, shape (R, B) per statistic, record by record (``exact_bootstrap=True``)."""
     c = audit.config
     B, R = c.n_bootstrap, c.n_refits
-    y_ood = audit._ytgt[c.primary_target]
     schemes = [("unweighted", None)] + ([("weighted", True)] if audit._wsrc is not None else [])
     specs, orders = {}, {}
     for (r, m) in audit._pipes:
@@ -100,31 +99,23 @@ def exact_bootstrap(audit) -> dict:
                 specs[(r, m, mp, dom)] = bootstrap_spec(y[o], audit._mapped(r, m, mp, dom)[o],
                                                         audit._rules[(r, m, mp)], n_bins=c.n_bins, extra=extra)
     out: dict = {}
-    seed = int(c.seed) + 7919
-    chunks = list(range(0, B, c.bootstrap_chunk))
-    for ci, start in enumerate(chunks):
-        b = min(c.bootstrap_chunk, B - start)
-        audit._tick(ci / len(chunks), f"Bootstrap {start + b} of {B}")
-        counts_ood = stratified_counts(y_ood, b, np.random.default_rng([seed, ci, 10**6]))
-        for r in range(R):
-            idt = audit._source_rows(r, "id_test")
-            counts_id = stratified_counts(audit._ysrc[c.primary_target][idt], b, np.random.default_rng([seed, ci, r]))
-            for m in c.models:
-                for weighting, usew in schemes:
-                    W_id = counts_id * audit._wsrc[idt] if usew else counts_id
-                    W_ood = counts_ood * audit._wtgt if usew else counts_ood
-                    # squared record weights of each replicate (Spiegelhalter's variance)
-                    Q_id = counts_id * audit._wsrc[idt] ** 2 if usew else counts_id
-                    Q_ood = counts_ood * audit._wtgt ** 2 if usew else counts_ood
-                    W_id, Q_id = W_id[:, orders[(r, m, "id")]], Q_id[:, orders[(r, m, "id")]]
-                    W_ood, Q_ood = W_ood[:, orders[(r, m, "ood")]], Q_ood[:, orders[(r, m, "ood")]]
-                    for mp in c.mappings:
-                        bm_id, keys = specs[(r, m, mp, "id")]
-                        bm_ood, _ = specs[(r, m, mp, "ood")]
-                        s_id, s_ood = bm_id.compute(W_id, Q_id), bm_ood.compute(W_ood, Q_ood)
-                        for name, (analysis, metric, alpha, s) in keys.items():
-                            k = (m, mp, weighting, analysis, metric,
-                                 np.nan if alpha is None else alpha, np.nan if s is None else s)
-                            arr = out.setdefault(k, np.full((R, B), np.nan))
-                            arr[r, start:start + b] = s_ood[name] - s_id[name]
+    for start, b, r, idt, counts_id, counts_ood in replicate_draws(audit):
+        for m in c.models:
+            for weighting, usew in schemes:
+                W_id = counts_id * audit._wsrc[idt] if usew else counts_id
+                W_ood = counts_ood * audit._wtgt if usew else counts_ood
+                # squared record weights of each replicate (Spiegelhalter's variance)
+                Q_id = counts_id * audit._wsrc[idt] ** 2 if usew else counts_id
+                Q_ood = counts_ood * audit._wtgt ** 2 if usew else counts_ood
+                W_id, Q_id = W_id[:, orders[(r, m, "id")]], Q_id[:, orders[(r, m, "id")]]
+                W_ood, Q_ood = W_ood[:, orders[(r, m, "ood")]], Q_ood[:, orders[(r, m, "ood")]]
+                for mp in c.mappings:
+                    bm_id, keys = specs[(r, m, mp, "id")]
+                    bm_ood, _ = specs[(r, m, mp, "ood")]
+                    s_id, s_ood = bm_id.compute(W_id, Q_id), bm_ood.compute(W_ood, Q_ood)
+                    for name, (analysis, metric, alpha, s) in keys.items():
+                        k = (m, mp, weighting, analysis, metric,
+                             np.nan if alpha is None else alpha, np.nan if s is None else s)
+                        arr = out.setdefault(k, np.full((R, B), np.nan))
+                        arr[r, start:start + b] = s_ood[name] - s_id[name]
     return out

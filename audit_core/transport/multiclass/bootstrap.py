@@ -16,7 +16,7 @@ import numpy as np
 
 from audit_core.metrics import EPS_LOGIT, _bin_ids, auroc
 
-from ..bootstrap import stratified_counts
+from ..bootstrap import replicate_draws
 from . import conformal as mcf
 from .metrics import top_label
 from .selective import mc_confidence, mc_errors
@@ -92,8 +92,6 @@ def multiclass_bootstrap(audit) -> dict:
     """Replicate changes, shape (R, B) per ``(model, mapping, weighting, analysis, metric, alpha, rate)``."""
     c = audit.config
     B, R = c.n_bootstrap, c.n_refits
-    t = c.primary_target
-    y_ood = audit._ytgt[t]
     schemes = [("unweighted", False)] + ([("weighted", True)] if audit._wsrc is not None else [])
     cols = {}
     for (r, m) in audit._pipes:
@@ -102,25 +100,17 @@ def multiclass_bootstrap(audit) -> dict:
                 cols[(r, m, mp, dom)] = replicate_columns(y, audit._mapped(r, m, mp, dom), audit._rules[(r, m, mp)],
                                                           n_bins=c.n_bins)
     out: dict = {}
-    seed = int(c.seed) + 7919
-    chunks = list(range(0, B, c.bootstrap_chunk))
-    for ci, start in enumerate(chunks):
-        b = min(c.bootstrap_chunk, B - start)
-        audit._tick(ci / len(chunks), f"Bootstrap {start + b} of {B}")
-        counts_ood = stratified_counts(y_ood, b, np.random.default_rng([seed, ci, 10**6]))
-        for r in range(R):
-            idt = audit._source_rows(r, "id_test")
-            counts_id = stratified_counts(audit._ysrc[t][idt], b, np.random.default_rng([seed, ci, r]))
-            for m in c.models:
-                for weighting, usew in schemes:
-                    W_id = counts_id * audit._wsrc[idt] if usew else counts_id
-                    W_ood = counts_ood * audit._wtgt if usew else counts_ood
-                    for mp in audit.mc_mappings:
-                        v_id = replicate_values(cols[(r, m, mp, "id")], W_id)
-                        v_ood = replicate_values(cols[(r, m, mp, "ood")], W_ood)
-                        for (analysis, metric, alpha, s), val in v_id.items():
-                            key = (m, mp, weighting, analysis, metric, np.nan if alpha is None else alpha,
-                                   np.nan if s is None else s)
-                            arr = out.setdefault(key, np.full((R, B), np.nan))
-                            arr[r, start:start + b] = v_ood[(analysis, metric, alpha, s)] - val
+    for start, b, r, idt, counts_id, counts_ood in replicate_draws(audit):
+        for m in c.models:
+            for weighting, usew in schemes:
+                W_id = counts_id * audit._wsrc[idt] if usew else counts_id
+                W_ood = counts_ood * audit._wtgt if usew else counts_ood
+                for mp in audit.mc_mappings:
+                    v_id = replicate_values(cols[(r, m, mp, "id")], W_id)
+                    v_ood = replicate_values(cols[(r, m, mp, "ood")], W_ood)
+                    for (analysis, metric, alpha, s), val in v_id.items():
+                        key = (m, mp, weighting, analysis, metric, np.nan if alpha is None else alpha,
+                               np.nan if s is None else s)
+                        arr = out.setdefault(key, np.full((R, B), np.nan))
+                        arr[r, start:start + b] = v_ood[(analysis, metric, alpha, s)] - val
     return out
