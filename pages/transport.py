@@ -11,13 +11,15 @@ from components.figures import transport as tf
 from components.glossary import symbols_expander, table as show_table
 from components.state import PERSIST, Keys, current_provenance, get
 from components.widgets import transport as tw
+from components.widgets import transport_mc as tmc
 from components.widgets.findings import transport_panel
 from components.widgets.shift import shift_tab
 from components.widgets.data import current_config
 
 st.title("Transport")
 st.caption("The model may still rank well on the new domain — but do its probabilities, abstention thresholds and "
-           "conformal sets still mean what they meant on the source? **Binary targets only.**")
+           "conformal sets still mean what they meant on the source? **Binary targets only** get the stresses, "
+           "heterogeneity and feature shift; a class target without a positive class runs multi-class Transport.")
 
 table, columns = get(Keys.TABLE), get(Keys.COLUMNS)
 if table is None or columns is None or not get(Keys.TARGETS):
@@ -31,6 +33,8 @@ decl = tw.declaration_section(table.frame, ds_config, get(Keys.SAMPLE))
 tolerances = tw.tolerance_section()
 ws = get(Keys.WORKSPACE)
 options, fixed = tw.setup_form(ws)
+if tmc.is_multiclass_choice(ds_config, decl):
+    tmc.setup_note(options["mappings"])
 tw.run_section(table, ds_config, decl, options, tolerances, fixed,
                fixed_target=ws.dataset.primary.name if fixed is not None else None)
 
@@ -47,7 +51,8 @@ cfg = result.manifest["config"]
 names = class_names_of(cfg)  # the declared classes ("not yes", "yes"), said in the figures
 c1, c2, c3 = st.columns(3)
 model = c1.selectbox("Model", cfg["models"], key="tr_view_model", persist_state=PERSIST)
-mapping = c2.selectbox("Mapping", cfg["mappings"], index=cfg["mappings"].index("platt") if "platt" in cfg["mappings"] else 0,
+default_mapping = next((m for m in ("platt", "temperature") if m in cfg["mappings"]), cfg["mappings"][0])
+mapping = c2.selectbox("Mapping", cfg["mappings"], index=cfg["mappings"].index(default_mapping),
                        key="tr_view_mapping", persist_state=PERSIST)
 s_rate = c3.selectbox("Operating selection rate", cfg["selection_rates"],
                       index=min(2, len(cfg["selection_rates"]) - 1), key="tr_view_rate", persist_state=PERSIST)
@@ -55,6 +60,9 @@ if tw.RESULT_SLOT.run_id and not changed:
     st.success(f"Saved to the registry as run {md_escape(tw.RESULT_SLOT.run_id)}.", icon=":material/check_circle:")
 st.info(tw.model_note(result), icon=":material/model_training:")
 transport_panel(result, model=model, mapping=mapping, selection_rate=s_rate)
+if result.manifest.get("multiclass"):  # its own tabs: only those with content
+    tmc.results_view(result, model=model, mapping=mapping, selection_rate=s_rate, stale=bool(changed))
+    st.stop()
 
 tabs = st.tabs(["ID vs OOD", "Calibration", "Selective", "Conformal", "Stress", "Target definitions", "Heterogeneity",
                 "Downloads", "Why it moved"])

@@ -18,8 +18,8 @@ register_messages(
         "TRANSPORT_NOT_BINARY": (
             "Transport is binary-only: target {name!r} makes every value of column {column!r} a class "
             "({k} classes: {classes}; the source domain holds {source}). Declare a positive class "
-            "(or a threshold or expression target). The multi-class audit (the CLI's transport audit, or "
-            "run_multiclass_transport) needs every class in the source domain; the Transport page is binary-only."
+            "(or a threshold or expression target). The multi-class audit (the Transport page or the CLI's "
+            "transport audit with no positive class, or run_multiclass_transport) needs every class in the source domain."
         ),
         "TRANSPORT_TARGET_IN_DOMAIN": "Target definitions on the {which} domain: {message}",
         "TRANSPORT_NO_DOMAINS": (

@@ -246,7 +246,7 @@ def transport_report_figures(record: RunRecord) -> list[tuple[str, go.Figure]]:
     tables = record.tables
     t = tables.get("results")
     if t is None or t.empty or (record.manifest or {}).get("multiclass"):
-        return []  # multi-class runs have no figures yet: their tables are shown as stored
+        return []  # a multi-class run: components.figures.transport_mc.transport_any_report_figures draws it
     cfg = record.config or {}
     models = cfg.get("models") or sorted(t["model"].replace("", np.nan).dropna().unique())
     mappings = cfg.get("mappings") or sorted(t["mapping"].replace("", np.nan).dropna().unique())

@@ -16,7 +16,7 @@ from audit_core.errors import excerpt, fail
 from audit_core.runs.registry import RunRecord
 from components.figures.fragility import fragility_report_figures
 from components.figures.receipts import receipts_report_figures
-from components.figures.transport import transport_report_figures
+from components.figures.transport_mc import transport_any_report_figures
 
 __all__ = ["REPORT_FIGURES", "FigureBuilder", "figures_for", "model_report_figures", "register_report_figures"]
 
@@ -83,7 +83,7 @@ REPORT_FIGURES: dict[str, FigureBuilder] = {
     "model": model_report_figures,
     "fragility": fragility_report_figures,
     "receipts": receipts_report_figures,
-    "transport": transport_report_figures,
+    "transport": transport_any_report_figures,  # binary or multi-class
 }
 
 

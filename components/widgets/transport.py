@@ -23,6 +23,7 @@ from audit_core.errors import fail
 from audit_core.models.training import Workspace
 from audit_core.models.zoo import ZOO
 from audit_core.transport import DEFAULT_TOLERANCES, MAPPINGS, TransportConfig, model_options, run_transport
+from audit_core.transport.multiclass.run import is_multiclass_definition, multiclass_mappings, run_multiclass_transport
 from components.counts import count_input
 from components import jobs
 from components.feedback import code, guarded, md_escape
@@ -69,8 +70,9 @@ def sync_with_declaration() -> None:
 def declaration_section(frame: pd.DataFrame, ds_config, info) -> dict:
     """Stage 1: domain column and values, target definitions, subgroups."""
     st.subheader("1 · Declaration")
-    st.caption("Transport is **binary-only** on this page: every target definition must have two classes. "
-               "A target with more classes runs in the CLI (`reliability-audit run`) as multi-class Transport.")
+    st.caption("A primary target with two classes runs the full protocol; the stresses, subgroup heterogeneity and "
+               "feature shift are binary-only. A class target without a positive class (Data & groups: "
+               "*(none) (multi-class)*) runs multi-class Transport here, as `reliability-audit run` does.")
     cols = list(frame.columns)
     dom_default = ds_config.domain_column or (info.domain_column if info else None) or cols[0]
     _default("tr_domain", dom_default if dom_default in cols else cols[0])
@@ -233,6 +235,11 @@ def _start(table, ds_config, decl: dict, options: dict, tolerances: dict, fixed=
     frame = table.frame
     domain = decl["domain"]
     targets = tuple(next(t for t in ds_config.targets if t["name"] == n) for n in decl["targets"])
+    multiclass = is_multiclass_definition(targets[0])  # no positive class: the multi-class protocol, its target only
+    if multiclass:
+        targets = targets[:1]
+        multiclass_mappings(options.get("mappings", ()))  # an unknown mapping is refused at once
+        options = {**options, "stresses": ()}  # not run for multi-class (the manifest's not_run says so)
     cfg_ds = replace(ds_config, targets=targets, primary_target=decl["targets"][0], domain_column=domain,
                      source_domain=_value(frame, domain, st.session_state["tr_source"]),
                      target_domain=_value(frame, domain, st.session_state["tr_target"]))
@@ -244,7 +251,12 @@ def _start(table, ds_config, decl: dict, options: dict, tolerances: dict, fixed=
 
     def work(job: jobs.Job):
         job.progress(0.0, "Declaring…")
-        result = run_transport(ds.frame, config=cfg, model=fixed, progress=job.progress, should_cancel=job.stop_requested)
+        if multiclass:
+            result = run_multiclass_transport(ds.frame, config=cfg, progress=job.progress,
+                                              should_cancel=job.stop_requested)
+        else:
+            result = run_transport(ds.frame, config=cfg, model=fixed, progress=job.progress,
+                                   should_cancel=job.stop_requested)
         job.progress(1.0, "Saving to the registry…")
         return result, result.save_to_registry(reg, dataset_name=ds_config.name, dataset_fingerprint=ds.fingerprint)
 

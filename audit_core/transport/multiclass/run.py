@@ -46,6 +46,7 @@ from ..results import TransportResult, _finalise, refit_summary
 from . import conformal as mcf
 from .bootstrap import multiclass_bootstrap
 from .conformal import ScoreSpec
+from .figure_tables import multiclass_figure_tables
 from .mappings import MC_MAPPINGS, fit_multiclass_mapping
 from .metrics import multiclass_metric_values
 from .selective import fit_thresholds, selective_rows
@@ -129,7 +130,11 @@ def _clip(P: np.ndarray) -> np.ndarray:
 
 @dataclass(frozen=True, eq=False)
 class MulticlassTransportResult(TransportResult):
-    """A multi-class transport run: the binary result's tables, plus the class names in code order."""
+    """A multi-class transport run: the binary result's tables, plus the class names in code order.
+
+    ``extras`` holds ``partitions`` and, for the figures, ``reliability`` (top-label bins) and ``curves``
+    (max-probability risk–selection) of refit 0 (:mod:`.figure_tables`).
+    """
 
     classes: tuple = field(default=())
 
@@ -326,7 +331,7 @@ class MulticlassTransportAudit(TransportAudit):
         if len(self._done) != len(STAGES):
             return super().result()  # the stage-order refusal
         table = _finalise(pd.DataFrame(self._rows))
-        extras = {k: v for k, v in self.tables.items() if k != "verdicts"}
+        extras = {**{k: v for k, v in self.tables.items() if k != "verdicts"}, **multiclass_figure_tables(self)}
         return MulticlassTransportResult(table=table, verdicts=self.tables.get("verdicts", pd.DataFrame()),
                                          summary=refit_summary(table), extras=extras, manifest=self.manifest,
                                          classes=tuple(str(x) for x in self.classes))
