@@ -227,16 +227,37 @@ def _transport_slice(run: RunRecord, analysis: str, metric: str, alpha: float | 
     return _per_refit_mean(_slice(df, filters), "results: " + _describe(filters))
 
 
+def _multiclass(run: RunRecord) -> bool:
+    """A multi-class transport run (manifest ``multiclass``): its rows have other names and analyses."""
+    return isinstance(run.manifest, Mapping) and bool(run.manifest.get("multiclass"))
+
+
+#: Why a binary ground has no reading in a multi-class transport run (the ground is UNKNOWN with this reason).
+MULTICLASS_UNREAD = {
+    "ood_ece": ("not defined for a multi-class transport run: ECE-15 is the binary positive-class calibration "
+                "error; the run's top-label (ece_top) and class-wise (ece_classwise) ECE are other quantities"),
+    "worst_subgroup_coverage_90": ("not run for a multi-class transport run: it has no subgroup heterogeneity "
+                                   "(Mondrian by subgroup); per-class coverage is its class heterogeneity"),
+}
+
+
 def _ood_ece(run: RunRecord):
+    if _multiclass(run):
+        return None, MULTICLASS_UNREAD["ood_ece"]
     return _transport_slice(run, "metrics", "ece", None)
 
 
 def _worst_cov(run: RunRecord):
+    if _multiclass(run):  # the LAC score 1 − P_y is the binary run's score: the same definition over C classes
+        v, detail = _transport_slice(run, "conformal_marginal", "lac:worst_class_coverage", 0.10)
+        return v, detail + " (multi-class run: the LAC score 1 − P_y, the binary score, over its classes)"
     return _transport_slice(run, "conformal_marginal", "worst_class_coverage", 0.10)
 
 
 def _worst_subgroup_cov(run: RunRecord):
     """Per refit, the lowest Mondrian-by-subgroup coverage over every declared subgroup column; mean over refits."""
+    if _multiclass(run):
+        return None, MULTICLASS_UNREAD["worst_subgroup_coverage_90"]
     df, primary = _results_and_primary(run)
     if df is None:
         return None, primary
