@@ -199,14 +199,16 @@ def test_cli_run_and_registry_take_a_multiclass_target(tmp_path: Path):
     assert run.model_spec["mappings"] == ["raw", "temperature", "vector"]  # what ran, not the binary names
 
 
-def test_saved_multiclass_run_reports_its_tables_without_binary_figures(tmp_path: Path, result):
-    """The report and the Runs page rebuild binary figures from stored tables; a multi-class run has none yet."""
+def test_saved_multiclass_run_reports_its_tables_and_multiclass_figures(tmp_path: Path, result):
+    """The report and the Runs page rebuild figures from stored tables: a multi-class run gets its own, never the
+    binary builders (which read binary metric names)."""
     from audit_core.runs.registry import RunRegistry
     from components.report.builders import figures_for
     from components.report.document import render_report
 
     reg = RunRegistry(tmp_path / "r.sqlite3")
     record = reg.load(result.save_to_registry(reg, dataset_name="four"))
-    assert figures_for(record) == []  # before: RUN_TABLES_UNREADABLE ("KeyError: 'mean_set_size'")
+    titles = [t for t, _ in figures_for(record)]  # before the binary builders: RUN_TABLES_UNREADABLE ("KeyError")
+    assert titles == ["Top-label reliability diagram", "Max-probability selective risk", "Per-class conformal sets"]
     html = render_report(record)
-    assert "cannot be drawn" not in html and "No figures are registered" in html and "Verdict table" in html
+    assert "cannot be drawn" not in html and "Per-class conformal sets" in html and "Verdict table" in html
