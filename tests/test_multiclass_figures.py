@@ -92,6 +92,7 @@ def test_class_conformal_figure_names_classes_and_draws_the_target_line(result):
     assert all(tuple(b.x) == CLASSES for b in bars)
     titles = {a.text for a in fig.layout.annotations}
     assert {"LAC", "APS", "RAPS"} <= titles and "1 − α = 0.9" in titles
+    assert titles == {"LAC", "APS", "RAPS", "1 − α = 0.9"}  # the other panels' lines had plotly's "new text" label
     lines = [s for s in fig.layout.shapes if s.y0 == s.y1]
     assert len(lines) == 3 and all(s.y0 == pytest.approx(0.9) for s in lines)
     # the first bar (LAC, ID, coverage) is the mean over refits of the per-class rows

@@ -73,8 +73,8 @@ def mc_class_conformal_figure(table: pd.DataFrame, *, model: str, mapping: str, 
                                      hovertemplate=f"{SCORE_LABELS.get(s, s)} · %{{x}}<br>{metric.replace('_', ' ')} "
                                                    "%{y:.3f}<extra>" + _NAMES[dom] + "</extra>"),
                               row=row, col=j)
-        fig.add_hline(y=1 - alpha, line_dash="dot", line_color="black", row=1, col=j,
-                      annotation_text=f"1 − α = {1 - alpha:g}" if j == 1 else None, annotation_position="bottom left")
+        line_label = dict(annotation_text=f"1 − α = {1 - alpha:g}", annotation_position="bottom left") if j == 1 else {}
+        fig.add_hline(y=1 - alpha, line_dash="dot", line_color="black", row=1, col=j, **line_label)  # no "new text"
     fig.update_yaxes(title_text="coverage of the class", range=[0, 1.05], row=1, col=1)
     fig.update_yaxes(title_text="mean set size", rangemode="tozero", row=2, col=1)
     fig.update_xaxes(title_text="true class", row=2)
