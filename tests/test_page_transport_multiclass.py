@@ -117,3 +117,29 @@ def test_conformal_tab_redraws_for_another_alpha(page):
     spec = json.loads(at.get("plotly_chart")[2].proto.spec)
     assert "α = 0.2" in spec["layout"]["title"]["text"]
     assert {s["y0"] for s in spec["layout"]["shapes"]} == {0.8}  # the 1 − α line moved with α
+
+
+def test_a_mapping_without_a_multiclass_counterpart_is_refused_at_once(tmp_path, monkeypatch):
+    """Venn-Abers has no multi-class counterpart: the declared message shows on the click, nothing runs or is saved."""
+    from audit_core.data.intake import read_table
+    from components.state import Keys
+    from components.widgets.adoption import _column_table
+
+    monkeypatch.setenv("AUDIT_REGISTRY_PATH", str(tmp_path / "r.sqlite3"))
+    table = read_table(_frame(n=600).to_csv(index=False).encode(), name="mc.csv")
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=300)
+    cols = _column_table(table.frame, None)
+    cols.loc[cols["column"].isin(["y", "dom"]), "role"] = "ignore"
+    at.session_state[Keys.TABLE], at.session_state[Keys.SAMPLE], at.session_state[Keys.COLUMNS] = table, None, cols
+    at.session_state[Keys.TARGETS] = [{"kind": "class", "name": "y", "column": "y"}]
+    at.session_state["dg_domain"], at.session_state["dg_source_value"], at.session_state["dg_target_value"] = "dom", "s", "t"
+    at.run()
+    at.switch_page("pages/transport.py").run()
+    at.button(key="act_tr_lock").click().run()
+    at.multiselect(key="tr_mappings").set_value(["raw", "venn_abers"]).run()
+    at.button(key="act_tr_run").click().run()
+    assert not at.exception, at.exception
+    errors = [e.value for e in at.error]
+    assert len(errors) == 1 and "Unknown multi-class mapping 'venn_abers'" in errors[0], errors
+    assert not (tmp_path / "r.sqlite3").exists() or RunRegistry(tmp_path / "r.sqlite3").list_runs().empty
+    assert not at.tabs

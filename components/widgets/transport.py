@@ -23,7 +23,8 @@ from audit_core.errors import fail
 from audit_core.models.training import Workspace
 from audit_core.models.zoo import ZOO
 from audit_core.transport import DEFAULT_TOLERANCES, MAPPINGS, TransportConfig, model_options, run_transport
-from audit_core.transport.multiclass.run import is_multiclass_definition, multiclass_mappings, run_multiclass_transport
+from audit_core.transport.multiclass.run import (MulticlassTransportAudit, is_multiclass_definition,
+                                                run_multiclass_transport)
 from components.counts import count_input
 from components import jobs
 from components.feedback import code, guarded, md_escape
@@ -238,7 +239,6 @@ def _start(table, ds_config, decl: dict, options: dict, tolerances: dict, fixed=
     multiclass = is_multiclass_definition(targets[0])  # no positive class: the multi-class protocol, its target only
     if multiclass:
         targets = targets[:1]
-        multiclass_mappings(options.get("mappings", ()))  # an unknown mapping is refused at once
         options = {**options, "stresses": ()}  # not run for multi-class (the manifest's not_run says so)
     cfg_ds = replace(ds_config, targets=targets, primary_target=decl["targets"][0], domain_column=domain,
                      source_domain=_value(frame, domain, st.session_state["tr_source"]),
@@ -247,6 +247,8 @@ def _start(table, ds_config, decl: dict, options: dict, tolerances: dict, fixed=
     subgroups = tuple(st.session_state.get("tr_subgroups", []))
     cfg = TransportConfig.from_dataset(ds, tolerances=tolerances, strata_columns=subgroups,
                                        subgroup_columns=subgroups, **options)
+    if multiclass:  # its refusals (an imported model as it is, Venn-Abers) show at once, not from the job
+        MulticlassTransportAudit(cfg)
     reg = registry()
 
     def work(job: jobs.Job):
