@@ -39,6 +39,7 @@ def page(tmp_path_factory):
         at.run()
         at.switch_page("pages/transport.py").run()
         before = {"info": [i.value for i in at.info], "disabled": at.button(key="act_tr_run").disabled}
+        at.number_input(key="tr_tol_accuracy").set_value(0.03)  # a multi-class metric's δ, declared and locked
         at.button(key="act_tr_lock").click().run()
         at.number_input(key="tr_refits").set_value(2)
         at.number_input(key="tr_bootstrap").set_value(20)
@@ -56,7 +57,7 @@ def library():
     """The page's config, run by the library: its defaults (seed 0, raw/platt/isotonic, the page's α and rates)."""
     cfg = _config(n_refits=2, n_bootstrap=20, alphas=(0.05, 0.1, 0.2), selection_rates=(0.5, 0.7, 0.8, 0.9, 0.95),
                   stresses=())
-    return run_multiclass_transport(_frame(n=N), config=cfg)
+    return run_multiclass_transport(_frame(n=N), config=cfg, tolerances={"accuracy": 0.03})
 
 
 def test_the_page_says_it_runs_multiclass_and_maps_the_mappings(page):
@@ -76,6 +77,9 @@ def test_the_run_is_saved_as_a_multiclass_transport_run(page):
     assert rec.manifest["multiclass"] and rec.manifest["classes"] == ["distinction", "fail", "pass", "withdrawn"]
     assert rec.config["mappings"] == ["raw", "temperature", "vector"] and rec.config["stresses"] == []
     assert {"reliability", "curves"} <= set(rec.tables)
+    assert rec.manifest["tolerances"]["accuracy"] == 0.03  # the locked multi-class δ reached the run
+    v = rec.tables["verdicts"]
+    assert set(v.loc[v.metric == "accuracy", "tolerance"]) == {0.03}
     assert any("Saved to the registry" in s.value for s in at.success)
 
 

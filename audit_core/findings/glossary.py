@@ -74,6 +74,14 @@ GLOSSARY: dict[str, str] = {
     "ece": "ECE (expected calibration error): the average gap between predicted probability and observed "
            "frequency, over probability bins. 0 = perfectly calibrated.",
     "brier_score": "Brier score: mean squared error of the probabilities (lower is better).",
+    "accuracy": "Accuracy (multi-class): share of records whose most probable class is the true one.",
+    "auroc_macro": "Macro AUROC (multi-class): the mean over classes of the one-vs-rest AUROC (0.5 = chance).",
+    "brier_multiclass": "Multi-class Brier score: squared error of the probability rows, summed over classes "
+                        "(range 0–2, lower is better).",
+    "log_loss_multiclass": "Multi-class log loss: average −log of the true class's probability (lower is better).",
+    "ece_top": "Top-label ECE (multi-class): the calibration error of the largest probability as the chance "
+               "that the arg-max class is right.",
+    "ece_classwise": "Class-wise ECE (multi-class): the mean over classes of each class probability's ECE.",
     "log_loss": "Log loss: average penalty for confident wrong probabilities (lower is better).",
     "prevalence": "Share of records in the positive class.",
     "average_precision": "Average precision: area under the precision–recall curve.",

@@ -23,7 +23,7 @@ from audit_core.errors import fail
 from audit_core.models.training import Workspace
 from audit_core.models.zoo import ZOO
 from audit_core.transport import DEFAULT_TOLERANCES, MAPPINGS, TransportConfig, model_options, run_transport
-from audit_core.transport.multiclass.run import (MulticlassTransportAudit, is_multiclass_definition,
+from audit_core.transport.multiclass.run import (MC_TOLERANCES, MulticlassTransportAudit, is_multiclass_definition,
                                                 run_multiclass_transport)
 from components.counts import count_input
 from components import jobs
@@ -99,13 +99,14 @@ def declaration_section(frame: pd.DataFrame, ds_config, info) -> dict:
     return {"domain": domain, "targets": chosen}
 
 
-def tolerance_section() -> dict | None:
-    """Tolerances δ_m, locked before the run."""
+def tolerance_section(multiclass: bool = False) -> dict | None:
+    """Tolerances δ_m, locked before the run (with the multi-class metrics' δ for a multi-class target)."""
     locked = st.session_state.get(LOCK_KEY)
     st.markdown("**Tolerances δ_m** — declared before any target result is seen, then locked.",
                 help=explain("δ_m"))
+    declared = {**DEFAULT_TOLERANCES, **(MC_TOLERANCES if multiclass else {})}
     cols = st.columns(4)
-    for i, (m, v) in enumerate(DEFAULT_TOLERANCES.items()):
+    for i, (m, v) in enumerate(declared.items()):
         # value= (not a session-state default): an out-of-range entry resets to the declared tolerance, the
         # value the lock then reads, so the locked number and the one shown always agree
         cols[i % 4].number_input(m, min_value=0.0, value=float(v), step=0.005, format="%.3f", key=f"tr_tol_{m}",
@@ -113,7 +114,7 @@ def tolerance_section() -> dict | None:
                                  help=f"{explain(m)} Tolerance: the largest change of it declared harmless.")
     if locked is None:
         if st.button("Lock tolerances", key="act_tr_lock"):
-            st.session_state[LOCK_KEY] = {m: float(st.session_state[f"tr_tol_{m}"]) for m in DEFAULT_TOLERANCES}
+            st.session_state[LOCK_KEY] = {m: float(st.session_state[f"tr_tol_{m}"]) for m in declared}
             st.rerun()
         st.info("Lock the tolerances to enable the run.")
     else:
@@ -245,16 +246,18 @@ def _start(table, ds_config, decl: dict, options: dict, tolerances: dict, fixed=
                      target_domain=_value(frame, domain, st.session_state["tr_target"]))
     ds = build_dataset(frame, cfg_ds)
     subgroups = tuple(st.session_state.get("tr_subgroups", []))
+    mc_tol = {k: v for k, v in tolerances.items() if k in MC_TOLERANCES}  # the multi-class metrics' δ
+    tolerances = {k: v for k, v in tolerances.items() if k not in MC_TOLERANCES}
     cfg = TransportConfig.from_dataset(ds, tolerances=tolerances, strata_columns=subgroups,
                                        subgroup_columns=subgroups, **options)
     if multiclass:  # its refusals (an imported model as it is, Venn-Abers) show at once, not from the job
-        MulticlassTransportAudit(cfg)
+        MulticlassTransportAudit(cfg, tolerances=mc_tol)
     reg = registry()
 
     def work(job: jobs.Job):
         job.progress(0.0, "Declaring…")
         if multiclass:
-            result = run_multiclass_transport(ds.frame, config=cfg, progress=job.progress,
+            result = run_multiclass_transport(ds.frame, config=cfg, tolerances=mc_tol, progress=job.progress,
                                               should_cancel=job.stop_requested)
         else:
             result = run_transport(ds.frame, config=cfg, model=fixed, progress=job.progress,
