@@ -121,3 +121,29 @@ def test_pdf_summary_button_prints_on_demand(reg: RunRegistry) -> None:
     assert not at.exception, at.exception
     assert not [b for b in at.button if b.key == "act_ru_pdf"]  # replaced by the download of the printed PDF
     assert not at.error
+
+
+def test_exports_are_built_when_clicked_not_when_a_run_opens(reg: RunRegistry,
+                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    """Opening a run builds none of its exports (the HTML report takes seconds); each is made on click."""
+    import components.widgets.runs as runs_widgets
+
+    run_id = save_model_run(reg, bootstrap=10)
+    built: list[str] = []
+    for name in ("render_report", "export_bundle", "parquet_zip"):
+        real = getattr(runs_widgets, name)
+        monkeypatch.setattr(runs_widgets, name,
+                            lambda record, *a, _real=real, _name=name, **k: built.append(_name) or _real(record, *a, **k))
+    at = _runs_page()
+    assert not at.exception, at.exception
+    assert at.selectbox(key="ru_open").value == run_id
+    at.run()
+    assert not at.exception, at.exception
+    assert built == [], f"built on render: {built}"
+    labels = {str(b.proto.label): b.proto for b in at.get("download_button")}
+    assert {"HTML report", "JSON bundle", "Parquet tables (zip)"} <= set(labels)
+    assert all(labels[k].HasField("deferred_file_id") for k in ("HTML report", "JSON bundle", "Parquet tables (zip)"))
+    # what a click would serve: the deferred callables give the report, bundle and zip of the opened run
+    record = reg.load(run_id)
+    html = runs_widgets._report_bytes(run_id, record.updated_at, str(reg.path)).decode("utf-8")
+    assert built == ["render_report"] and run_id in html and html.lstrip().lower().startswith("<!doctype html")

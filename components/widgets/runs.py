@@ -15,6 +15,7 @@ rules) and shows both verdicts, PASSED/FAILED and the gate's receipt.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
@@ -186,16 +187,17 @@ def run_view_section(runs: pd.DataFrame) -> None:
         safe = run_id.replace(":", "_")
         c1.download_button(
             "HTML report",
-            data=_report_bytes(run_id, record.updated_at, str(registry().path)),
+            # a callable: the report is built when the button is clicked (then cached), not on every render
+            data=functools.partial(_report_bytes, run_id, record.updated_at, str(registry().path)),
             file_name=f"report-{safe}.html",
             mime="text/html",
             key="act_ru_dl_html",
         )
         c2.download_button(
-            "JSON bundle", data=export_bundle(record), file_name=f"run-{safe}.json", mime="application/json", key="act_ru_dl_bundle"
+            "JSON bundle", data=functools.partial(export_bundle, record), file_name=f"run-{safe}.json", mime="application/json", key="act_ru_dl_bundle"
         )
         c3.download_button(
-            "Parquet tables (zip)", data=parquet_zip(record), file_name=f"tables-{safe}.zip", mime="application/zip", key="act_ru_dl_parquet"
+            "Parquet tables (zip)", data=functools.partial(parquet_zip, record), file_name=f"tables-{safe}.zip", mime="application/zip", key="act_ru_dl_parquet"
         )
         _model_card(c5, run_id, record)
         if c4.button("Delete run…", key="act_ru_delete", disabled=registry().read_only,
