@@ -379,17 +379,24 @@ def test_a_forest_is_predicted_tree_by_tree_with_the_bits_of_predict_proba(kind,
     assert ref.p0.shape == (7, n_classes) and not np.allclose(ref.p0, ref.p0[0])  # the cases differ: a real mapping
 
 
-def test_a_forest_on_several_jobs_or_in_a_pipeline_keeps_its_own_predict_proba():
+def test_a_forest_on_several_jobs_in_a_pipeline_or_with_its_own_predict_proba_keeps_it():
     from sklearn.ensemble import RandomForestClassifier
     from sklearn.pipeline import make_pipeline
     from sklearn.preprocessing import StandardScaler
 
     from audit_core.fragility.generic import as_predict
 
+    class Sharpened(RandomForestClassifier):
+        def predict_proba(self, X):
+            p = super().predict_proba(X) ** 2
+            return p / p.sum(axis=1, keepdims=True)
+
     _, Xtr, _ = trained("random_forest", 2, "narrow")
     y = (Xtr[:, 0] > 0).astype(int)
     for model in (RandomForestClassifier(n_estimators=5, n_jobs=2, random_state=0).fit(Xtr, y),
-                  make_pipeline(StandardScaler(), RandomForestClassifier(n_estimators=5, random_state=0)).fit(Xtr, y)):
+                  make_pipeline(StandardScaler(), RandomForestClassifier(n_estimators=5, random_state=0)).fit(Xtr, y),
+                  Sharpened(n_estimators=5, random_state=0).fit(Xtr, y)):
+        want = model.predict_proba(Xtr[:40])
         calls = _recording_forest(model)
         p = as_predict(model)(Xtr[:40])
-        assert calls == [40] and p.shape == (40, 2)
+        assert calls == [40] and np.array_equal(p, want)

@@ -74,21 +74,24 @@ def _forest_trees(model: Any) -> Callable[[np.ndarray], np.ndarray] | None:
     array, in tree order when ``n_jobs`` is 1, and divides by the number of
     trees. Every call also pays a fixed cost per tree (the joblib task, a
     config context and warning filters, fitted checks): about 27 ms of CPU for
-    200 trees (``benchmarks/bench_fragility.py``, issue 12), paid again by each
-    of the engine's calls. This loop does the same conversion, sums and
-    division in the same order, so the probabilities are bit-identical, with
-    that cost paid once per tree and call only by the tree's own traversal.
+    200 trees on 32 rows, where the trees' own traversal takes about 4 ms
+    (issue 12, ``docs/fragility.md``), paid again by each of the engine's
+    calls. This loop does the same conversion, sums and division in the same
+    order, so the probabilities are bit-identical, without that fixed cost.
     It applies to a bare single-output forest (or one inside a FittedModel)
-    predicting on one job; a Pipeline's forest and ``n_jobs > 1`` (whose
-    threads add in any order) use ``predict_proba`` itself.
+    predicting on one job; a Pipeline's forest, ``n_jobs > 1`` (whose threads
+    add in any order) and a subclass with its own ``predict_proba`` use
+    ``predict_proba`` itself.
     """
-    forest = model.estimator if hasattr(model, "predict_proba_transformed") else model  # a forest's .estimator is its tree template
+    # a FittedModel holds its estimator in .estimator; a forest's own .estimator is its tree template
+    forest = model.estimator if hasattr(model, "predict_proba_transformed") else model
     try:
         from sklearn.ensemble._forest import ForestClassifier
     except ImportError:  # pragma: no cover - scikit-learn is a dependency
         return None
-    if not isinstance(forest, ForestClassifier) or getattr(forest, "n_outputs_", 0) != 1 \
-            or forest.n_jobs not in (None, 1) or not hasattr(forest, "estimators_"):
+    if not isinstance(forest, ForestClassifier) or type(forest).predict_proba is not ForestClassifier.predict_proba \
+            or getattr(forest, "n_outputs_", 0) != 1 or forest.n_jobs not in (None, 1) \
+            or not hasattr(forest, "estimators_"):
         return None
     trees = [(e.tree_, int(e.n_classes_)) for e in forest.estimators_]
     n_classes = int(forest.n_classes_)
