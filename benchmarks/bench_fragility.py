@@ -9,8 +9,8 @@ For each model it prints, side by side:
 (1) **certificates ÷ the limit**. The limit is ``predict_proba`` on the *distinct* rows the method needs
     (every row the generic engine builds, deduplicated by value within each case), in the model's
     fastest layout (the fastest of case-major and block-major, one call or 64 MiB calls, and for
-    histogram gradient boosting one OpenMP thread or the default threads, timed once each before
-    the repeats). Also the generic engine ÷ the default engine, and whether the default
+    histogram gradient boosting one OpenMP thread or the default threads, for a scikit-learn forest
+    the loop over its trees or its predict_proba, timed once each before the repeats). Also the generic engine ÷ the default engine, and whether the default
     engine's certificates equal the generic engine's (bit for bit for the row engines; for the linear
     path: orders, k*, j* and flip rates equal, and the largest difference of a continuous output);
 (2) **the engine called one case at a time** ÷ the batched engine, per case;
@@ -104,16 +104,22 @@ def distinct_rows(model, X: np.ndarray, proto) -> tuple[np.ndarray, np.ndarray, 
     return rows[case_major], rows[first], total
 
 
+def engine_predict_name(model) -> str:
+    """How the engine predicts a model it does not call through ``predict_proba`` itself."""
+    return "1 OpenMP thread" if type(model).__name__.startswith("HistGradientBoosting") else "loop over its trees"
+
+
 def limit_layout(model, case_major: np.ndarray, block_major: np.ndarray) -> tuple[str, object, dict]:
     """Time predict_proba once in each layout; return the fastest one as a callable.
 
     The layouts include the thread setting where the engine chooses one: for histogram gradient
     boosting the engine predicts on one OpenMP thread, so the limit is timed both on one thread and
-    on scikit-learn's default threads, and the faster counts.
+    on scikit-learn's default threads, and the faster counts; a scikit-learn forest is predicted by a
+    loop over its trees (same bits), so the limit is timed with that loop and with ``predict_proba``.
     """
     predicts = {"": as_predict(model)}
     if hasattr(model, "predict_proba") and predicts[""] != model.predict_proba:  # bound methods: ==, not is
-        predicts = {", 1 OpenMP thread": predicts[""], ", default threads": model.predict_proba}
+        predicts = {f", {engine_predict_name(model)}": predicts[""], ", its predict_proba": model.predict_proba}
     step = max(1, (64 << 20) // (8 * case_major.shape[1]))
 
     def chunked(predict, rows):
@@ -190,12 +196,12 @@ def bench_model(kind: str, X, y, Xtr, grouping, cfg: FragilityConfig, args) -> N
     print(f"[{kind}] (1) certificates {np.median(ta):.2f}s vs limit {np.median(tb):.2f}s -> {ratio_text(ta, tb)} "
           f"(target <= {target}x); generic engine / this engine {ratio_text(tg, ta2)}; {check}")
     if hasattr(model, "predict_proba") and as_predict(model) != model.predict_proba:
-        # the engine wraps this model's predict (one OpenMP thread); a bare callable is not wrapped,
-        # so it shows what the certificates cost before, side by side with the same limit
+        # the engine wraps this model's predict (one OpenMP thread, or a loop over a forest's trees); a bare
+        # callable is not wrapped, so it shows what the certificates cost before, side by side with the same limit
         bare = lambda: certify(lambda A: model.predict_proba(A), X, config=cfg, **kw)  # noqa: E731
         tw, tl2 = alternate(bare, limit, args.repeats)
-        print(f"[{kind}] (1b) before the one-thread predict: certificates on default OpenMP threads "
-              f"{np.median(tw):.2f}s vs the same limit {np.median(tl2):.2f}s -> {ratio_text(tw, tl2)}")
+        print(f"[{kind}] (1b) before the {engine_predict_name(model)}: certificates through the model's "
+              f"predict_proba {np.median(tw):.2f}s vs the same limit {np.median(tl2):.2f}s -> {ratio_text(tw, tl2)}")
     m = min(args.per_case, n)
     one = lambda: [certify(model, X[i:i + 1], config=cfg, **kw) for i in range(m)]  # noqa: E731
     tl, tbat = alternate(one, run, max(2, args.repeats // 2))

@@ -338,3 +338,65 @@ def test_histogram_boosting_predicts_on_one_openmp_thread_with_the_same_certific
         ref = certify(lambda A: fitted.predict_proba(A), X, grouping=grouping, baseline=base, scale=scale, config=cfg)
     assert seen and set(seen) == ({1} if kind == "hist_gradient_boosting" else {2})
     assert mismatches(ref, got) == []  # bit-identical whatever the thread count
+
+
+def _recording_forest(model):
+    """Count calls of ``model.predict_proba`` (the forest's own, with joblib and per-tree checks)."""
+    calls, inner = [], model.predict_proba
+
+    def recording(X):
+        calls.append(len(X))
+        return inner(X)
+
+    model.predict_proba = recording
+    return calls
+
+
+@pytest.mark.parametrize("kind, n_classes, layout", [("random_forest", 2, "narrow"), ("random_forest", 2, "wide"),
+                                                     ("extra_trees", 3, "narrow")])
+def test_a_forest_is_predicted_tree_by_tree_with_the_bits_of_predict_proba(kind, n_classes, layout):
+    # issue 12: each ForestClassifier.predict_proba call pays ~27 ms of fixed per-tree cost (200 trees), so the
+    # engine's 6 calls cost more than the limit's one. The engine now loops over the trees itself. Before the change
+    # the forest's predict_proba was called (calls != []); the certificates must keep its bits in both engines.
+    from sklearn.ensemble import ExtraTreesClassifier
+
+    fitted, Xtr, grouping = trained("random_forest", n_classes, layout)
+    if kind == "extra_trees":
+        y = fitted.predict(Xtr)  # three classes
+        fitted = ExtraTreesClassifier(n_estimators=12, min_samples_leaf=3, random_state=0).fit(Xtr, y)
+    X, base, scale = cases(5, Xtr, grouping, 7, neg_zero=False)
+    kw = dict(grouping=grouping, baseline=base, scale=scale)
+    cfg = dict(k=3, n_draws=3, path="adaptive")
+    ref = certify(lambda A: fitted.predict_proba(A), X, config=FragilityConfig(engine="generic", **cfg), **kw)
+    calls = _recording_forest(fitted)
+    try:
+        for engine in ("distinct", "generic"):
+            got = certify(fitted, X, config=FragilityConfig(engine=engine, **cfg), **kw)
+            assert mismatches(ref, got) == [], engine
+    finally:
+        del fitted.predict_proba
+    assert calls == []
+    assert ref.p0.shape == (7, n_classes) and not np.allclose(ref.p0, ref.p0[0])  # the cases differ: a real mapping
+
+
+def test_a_forest_on_several_jobs_in_a_pipeline_or_with_its_own_predict_proba_keeps_it():
+    from sklearn.ensemble import RandomForestClassifier
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    from audit_core.fragility.generic import as_predict
+
+    class Sharpened(RandomForestClassifier):
+        def predict_proba(self, X):
+            p = super().predict_proba(X) ** 2
+            return p / p.sum(axis=1, keepdims=True)
+
+    _, Xtr, _ = trained("random_forest", 2, "narrow")
+    y = (Xtr[:, 0] > 0).astype(int)
+    for model in (RandomForestClassifier(n_estimators=5, n_jobs=2, random_state=0).fit(Xtr, y),
+                  make_pipeline(StandardScaler(), RandomForestClassifier(n_estimators=5, random_state=0)).fit(Xtr, y),
+                  Sharpened(n_estimators=5, random_state=0).fit(Xtr, y)):
+        want = model.predict_proba(Xtr[:40])
+        calls = _recording_forest(model)
+        p = as_predict(model)(Xtr[:40])
+        assert calls == [40] and np.array_equal(p, want)

@@ -66,12 +66,57 @@ def _one_openmp_thread(predict: Callable[[np.ndarray], np.ndarray]) -> Callable[
     return run
 
 
+def _forest_trees(model: Any) -> Callable[[np.ndarray], np.ndarray] | None:
+    """A scikit-learn forest's ``predict_proba`` as one loop over its trees, or None when it does not apply.
+
+    ``ForestClassifier.predict_proba`` converts the rows to float32, then
+    runs each tree through joblib and adds its leaf probabilities into one
+    array, in tree order when ``n_jobs`` is 1, and divides by the number of
+    trees. Every call also pays a fixed cost per tree (the joblib task, a
+    config context and warning filters, fitted checks): about 27 ms of CPU for
+    200 trees on 32 rows, where the trees' own traversal takes about 4 ms
+    (issue 12, ``docs/fragility.md``), paid again by each of the engine's
+    calls. This loop does the same conversion, sums and division in the same
+    order, so the probabilities are bit-identical, without that fixed cost.
+    It applies to a bare single-output forest (or one inside a FittedModel)
+    predicting on one job; a Pipeline's forest, ``n_jobs > 1`` (whose threads
+    add in any order) and a subclass with its own ``predict_proba`` use
+    ``predict_proba`` itself.
+    """
+    # a FittedModel holds its estimator in .estimator; a forest's own .estimator is its tree template
+    forest = model.estimator if hasattr(model, "predict_proba_transformed") else model
+    try:
+        from sklearn.ensemble._forest import ForestClassifier
+    except ImportError:  # pragma: no cover - scikit-learn is a dependency
+        return None
+    if not isinstance(forest, ForestClassifier) or type(forest).predict_proba is not ForestClassifier.predict_proba \
+            or getattr(forest, "n_outputs_", 0) != 1 or forest.n_jobs not in (None, 1) \
+            or not hasattr(forest, "estimators_"):
+        return None
+    trees = [(e.tree_, int(e.n_classes_)) for e in forest.estimators_]
+    n_classes = int(forest.n_classes_)
+
+    def run(X: np.ndarray) -> np.ndarray:
+        X32 = np.ascontiguousarray(X, dtype=np.float32)
+        out = np.zeros((X32.shape[0], n_classes))
+        for tree, c in trees:
+            out += tree.predict(X32)[:, :c]
+        out /= len(trees)
+        return out
+
+    return run
+
+
 def as_predict(model: Any) -> Callable[[np.ndarray], np.ndarray]:
     """``predict_proba`` on the transformed matrix for a FittedModel, estimator or callable.
 
     For scikit-learn's histogram gradient boosting it runs on one OpenMP
-    thread (:func:`_one_openmp_thread`).
+    thread (:func:`_one_openmp_thread`); a scikit-learn forest is predicted
+    by one loop over its trees with the same bits (:func:`_forest_trees`).
     """
+    forest = _forest_trees(model) if hasattr(model, "predict_proba") else None
+    if forest is not None:
+        return forest
     if hasattr(model, "predict_proba_transformed"):
         predict = model.predict_proba_transformed
     elif hasattr(model, "predict_proba"):
