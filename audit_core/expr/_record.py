@@ -145,7 +145,7 @@ class _RecordEval:
 
     def call(self, e: Call) -> object:
         args = [self.ev(a) for a in e.args]
-        kind = _check_call(e, [_kind(a) for a in args], "field")
+        _check_call(e, [_kind(a) for a in args], "field")  # validates the call; its kind is not needed here
         f = e.function
         if f == "is_missing":
             return args[0] is UNKNOWN
