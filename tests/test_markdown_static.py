@@ -32,6 +32,8 @@ NUMERIC_FUNCS = {"len", "int", "round"}
 _NUMERIC_SPEC = re.compile(r"^[^a-zA-Z]*[,_]?(\.\d+)?[dfegn%]?$")  # ends in a numeric type, or has "," / "_"
 #: (relative path, stripped source line) -> why the text is the app's own.
 TRUSTED: dict[tuple[str, str], str] = {
+    ("components/widgets/transport_mc.py", "st.caption(NOT_RUN)"):
+        "a constant of the same module: what a multi-class run does not run",
     ("components/widgets/data.py", "st.caption(SAMPLES[name].description)"):
         "the bundled sample's description, written in audit_core/data/samples/catalogue.py",
     ("components/feedback.py", 'f"This {what} was computed on {reasons}. It is shown for reference only: saving, '

@@ -44,8 +44,8 @@ def setup_note(mappings) -> None:
              "raw": "raw"}
     said = ", ".join(f"{m} → {pairs[m]}" for m in mappings if m in pairs)
     st.info("**Multi-class target** (no positive class): the run is multi-class Transport. The mappings chosen run "
-            f"as their multi-class counterparts ({md_escape(said) or 'none chosen'}; runs "
-            f"{md_escape(', '.join(mc)) or 'nothing'}): Platt's slope becomes a temperature, the flexible maps become "
+            f"as their multi-class counterparts ({md_escape(said or 'none chosen')}; runs "
+            f"{md_escape(', '.join(mc) or 'nothing')}): Platt's slope becomes a temperature, the flexible maps become "
             "vector scaling. Only the primary target definition is audited; the stresses chosen above are not run. "
             "Venn-Abers has no multi-class counterpart. Conformal sets use the LAC, APS and RAPS scores.",
             icon=":material/category:")
