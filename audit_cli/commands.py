@@ -9,6 +9,7 @@ import argparse
 import contextlib
 import json
 import os
+import faulthandler
 import signal
 import sys
 from pathlib import Path
@@ -273,6 +274,19 @@ _COMMANDS = {
 }
 
 
+def _stacks_on_usr1() -> None:
+    """``kill -USR1 PID`` prints every thread's stack to stderr (where a long run is); the run goes on.
+
+    Only when stderr is a real file: a caller that captures it in memory (a test calling :func:`main`) has none.
+    """
+    if not hasattr(signal, "SIGUSR1"):
+        return
+    try:
+        faulthandler.register(signal.SIGUSR1, file=sys.stderr, all_threads=True, chain=False)
+    except (AttributeError, OSError, ValueError):  # io.UnsupportedOperation is both an OSError and a ValueError
+        pass
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``reliability-audit``; returns the exit code (see the module docstring)."""
     args = build_parser().parse_args(argv)  # --help and usage errors exit here, before heavy imports
@@ -280,6 +294,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     from audit_core.native_threads import pin_blas_threads
 
     pin_blas_threads()  # the same fixed BLAS thread count as the app, so a run's digits match it
+    _stacks_on_usr1()
 
     try:
         return _COMMANDS[args.command](args)

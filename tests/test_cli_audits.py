@@ -165,8 +165,18 @@ def test_interrupt_marks_the_current_run_failed(tmp_path: Path, reg: Path, sig: 
         else:
             pytest.fail("the run never started")
         time.sleep(0.5)
+        # the child's signal dispositions (an inherited ignored or blocked signal is never honoured)
+        masks = " ".join(ln.strip() for ln in Path(f"/proc/{proc.pid}/status").read_text().splitlines()
+                         if ln.startswith(("SigBlk", "SigIgn", "SigCgt"))) if Path(f"/proc/{proc.pid}").exists() else ""
         proc.send_signal(sig)
-        out, err = proc.communicate(timeout=300)  # honoured at the next bytecode; a busy CI machine can take long
+        try:
+            out, err = proc.communicate(timeout=300)  # honoured at the next bytecode; a busy machine can take long
+        except subprocess.TimeoutExpired:
+            proc.send_signal(signal.SIGUSR1)  # the CLI prints every thread's stack (faulthandler)
+            time.sleep(3)
+            proc.kill()
+            _, err = proc.communicate()
+            pytest.fail(f"{sig.name} not honoured in 300 s; child {masks}; its stderr ends:\n{err[-6000:]}")
     finally:
         if proc.poll() is None:
             proc.kill()
@@ -177,3 +187,30 @@ def test_interrupt_marks_the_current_run_failed(tmp_path: Path, reg: Path, sig: 
     expected = "interrupted (KeyboardInterrupt" + (")" if sig == signal.SIGINT else ": terminated by signal SIGTERM)")
     assert record.error == expected
     assert err.strip().startswith("error: interrupted")
+
+
+def test_usr1_prints_every_thread_stack_and_the_run_goes_on(tmp_path: Path, reg: Path) -> None:
+    """``kill -USR1`` shows where a long run is (faulthandler on stderr); the run is not stopped by it."""
+    cfg = _config(tmp_path, textwrap.dedent("""\
+        data: {sample: loan_synthetic}
+        model: {kind: logistic_regression}
+        audits: [{kind: model, bootstrap: 5000000, chunk_size: 1000}]
+        """))
+    env = {**os.environ, **CLI_ENV, "AUDIT_MAX_BOOTSTRAP": "5000000"}
+    proc = subprocess.Popen([str(SCRIPT), "run", str(cfg), "--registry", str(reg), "--out", str(tmp_path / "o")],
+                            cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline and not (
+                reg.exists() and (RunRegistry(reg).list_runs()["status"] == "running").any()):
+            time.sleep(0.2)
+        proc.send_signal(signal.SIGUSR1)
+        time.sleep(2)
+        assert proc.poll() is None, "SIGUSR1 stopped the run"
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=300)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert "most recent call first" in err and "audit_core" in err, err[-3000:]
+    assert proc.returncode == 3
