@@ -144,26 +144,31 @@ def test_bad_audit_configs_exit_2_with_exact_messages(tmp_path: Path, reg: Path,
     assert RunRegistry(reg).list_runs().empty
 
 
-@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
-def test_interrupt_marks_the_current_run_failed(tmp_path: Path, reg: Path, sig: signal.Signals) -> None:
+def _long_run(tmp_path: Path, reg: Path) -> subprocess.Popen:
+    """A CLI run that lasts minutes, returned once the registry shows it running."""
     cfg = _config(tmp_path, textwrap.dedent("""\
         data: {sample: loan_synthetic}
         model: {kind: logistic_regression}
         audits: [{kind: model, bootstrap: 5000000, chunk_size: 1000}]
         """))
-    # 5,000,000 replicates run for minutes, so the signal always lands mid-run; they are over the default bound
+    # 5,000,000 replicates run for minutes, so a signal always lands mid-run; they are over the default bound
     # of AUDIT_MAX_BOOTSTRAP, which the operator raises for this run (as docs/reliability.md describes).
     env = {**os.environ, **CLI_ENV, "AUDIT_MAX_BOOTSTRAP": "5000000"}
     proc = subprocess.Popen([str(SCRIPT), "run", str(cfg), "--registry", str(reg), "--out", str(tmp_path / "o")],
                             cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        if reg.exists() and (RunRegistry(reg).list_runs()["status"] == "running").any():
+            return proc
+        time.sleep(0.2)
+    proc.kill()
+    pytest.fail("the run never started")
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+def test_interrupt_marks_the_current_run_failed(tmp_path: Path, reg: Path, sig: signal.Signals) -> None:
+    proc = _long_run(tmp_path, reg)
     try:
-        deadline = time.monotonic() + 120
-        while time.monotonic() < deadline:
-            if reg.exists() and (RunRegistry(reg).list_runs()["status"] == "running").any():
-                break
-            time.sleep(0.2)
-        else:
-            pytest.fail("the run never started")
         time.sleep(0.5)
         # the child's signal dispositions (an inherited ignored or blocked signal is never honoured)
         masks = " ".join(ln.strip() for ln in Path(f"/proc/{proc.pid}/status").read_text().splitlines()
@@ -191,19 +196,8 @@ def test_interrupt_marks_the_current_run_failed(tmp_path: Path, reg: Path, sig: 
 
 def test_usr1_prints_every_thread_stack_and_the_run_goes_on(tmp_path: Path, reg: Path) -> None:
     """``kill -USR1`` shows where a long run is (faulthandler on stderr); the run is not stopped by it."""
-    cfg = _config(tmp_path, textwrap.dedent("""\
-        data: {sample: loan_synthetic}
-        model: {kind: logistic_regression}
-        audits: [{kind: model, bootstrap: 5000000, chunk_size: 1000}]
-        """))
-    env = {**os.environ, **CLI_ENV, "AUDIT_MAX_BOOTSTRAP": "5000000"}
-    proc = subprocess.Popen([str(SCRIPT), "run", str(cfg), "--registry", str(reg), "--out", str(tmp_path / "o")],
-                            cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = _long_run(tmp_path, reg)
     try:
-        deadline = time.monotonic() + 120
-        while time.monotonic() < deadline and not (
-                reg.exists() and (RunRegistry(reg).list_runs()["status"] == "running").any()):
-            time.sleep(0.2)
         proc.send_signal(signal.SIGUSR1)
         time.sleep(2)
         assert proc.poll() is None, "SIGUSR1 stopped the run"
