@@ -5,13 +5,12 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
-import pandas as pd
 import pytest
-from streamlit.testing.v1 import AppTest
 
 from audit_core.runs.registry import RunRegistry
 from audit_core.transport.multiclass.run import run_multiclass_transport
 from tests.test_multiclass_run import _config, _frame
+from tests.transport_page import transport_page
 
 ROOT = Path(__file__).resolve().parents[1]
 N = 1200
@@ -21,23 +20,11 @@ N = 1200
 def page(tmp_path_factory):
     import os
 
-    from audit_core.data.intake import read_table
-    from components.state import Keys
-    from components.widgets.adoption import _column_table
-
     reg = tmp_path_factory.mktemp("mcpage") / "r.sqlite3"
     old = os.environ.get("AUDIT_REGISTRY_PATH")
     os.environ["AUDIT_REGISTRY_PATH"] = str(reg)
     try:
-        table = read_table(_frame(n=N).to_csv(index=False).encode(), name="mc.csv")
-        at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=300)
-        cols = _column_table(table.frame, None)
-        cols.loc[cols["column"].isin(["y", "dom"]), "role"] = "ignore"
-        at.session_state[Keys.TABLE], at.session_state[Keys.SAMPLE], at.session_state[Keys.COLUMNS] = table, None, cols
-        at.session_state[Keys.TARGETS] = [{"kind": "class", "name": "y", "column": "y"}]  # no positive class
-        at.session_state["dg_domain"], at.session_state["dg_source_value"], at.session_state["dg_target_value"] = "dom", "s", "t"
-        at.run()
-        at.switch_page("pages/transport.py").run()
+        at = transport_page(_frame(n=N), name="mc.csv")  # y has no positive class
         before = {"info": [i.value for i in at.info], "disabled": at.button(key="act_tr_run").disabled}
         at.number_input(key="tr_tol_accuracy").set_value(0.03)  # a multi-class metric's δ, declared and locked
         at.button(key="act_tr_lock").click().run()
@@ -125,20 +112,8 @@ def test_conformal_tab_redraws_for_another_alpha(page):
 
 def test_a_mapping_without_a_multiclass_counterpart_is_refused_at_once(tmp_path, monkeypatch):
     """Venn-Abers has no multi-class counterpart: the declared message shows on the click, nothing runs or is saved."""
-    from audit_core.data.intake import read_table
-    from components.state import Keys
-    from components.widgets.adoption import _column_table
-
     monkeypatch.setenv("AUDIT_REGISTRY_PATH", str(tmp_path / "r.sqlite3"))
-    table = read_table(_frame(n=600).to_csv(index=False).encode(), name="mc.csv")
-    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=300)
-    cols = _column_table(table.frame, None)
-    cols.loc[cols["column"].isin(["y", "dom"]), "role"] = "ignore"
-    at.session_state[Keys.TABLE], at.session_state[Keys.SAMPLE], at.session_state[Keys.COLUMNS] = table, None, cols
-    at.session_state[Keys.TARGETS] = [{"kind": "class", "name": "y", "column": "y"}]
-    at.session_state["dg_domain"], at.session_state["dg_source_value"], at.session_state["dg_target_value"] = "dom", "s", "t"
-    at.run()
-    at.switch_page("pages/transport.py").run()
+    at = transport_page(_frame(n=600), name="mc.csv")
     at.button(key="act_tr_lock").click().run()
     at.multiselect(key="tr_mappings").set_value(["raw", "venn_abers"]).run()
     at.button(key="act_tr_run").click().run()

@@ -101,22 +101,10 @@ def test_cli_with_a_model_audit_refuses_before_training(tmp_path):
 
 
 def test_transport_page_shows_the_refusal(tmp_path, monkeypatch):
-    from streamlit.testing.v1 import AppTest
-
-    from audit_core.data.intake import read_table
-    from components.state import Keys
-    from components.widgets.adoption import _column_table
+    from tests.transport_page import transport_page
 
     monkeypatch.setenv("AUDIT_REGISTRY_PATH", str(tmp_path / "r.sqlite3"))
-    table = read_table(_frame("text", [1]).to_csv(index=False).encode(), name="three.csv")
-    at = AppTest.from_file(str(Path(__file__).resolve().parents[1] / "app.py"), default_timeout=180)
-    cols = _column_table(table.frame, None)
-    cols.loc[cols["column"].isin(["y", "dom"]), "role"] = "ignore"
-    at.session_state[Keys.TABLE], at.session_state[Keys.SAMPLE], at.session_state[Keys.COLUMNS] = table, None, cols
-    at.session_state[Keys.TARGETS] = [{"kind": "class", "name": "y", "column": "y"}]
-    at.session_state["dg_domain"], at.session_state["dg_source_value"], at.session_state["dg_target_value"] = "dom", "s", "t"
-    at.run()
-    at.switch_page("pages/transport.py").run()
+    at = transport_page(_frame("text", [1]), name="three.csv", timeout=180)
     at.button(key="act_tr_lock").click().run()
     at.number_input(key="tr_refits").set_value(1)
     at.button(key="act_tr_run").click().run()
