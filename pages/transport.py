@@ -30,10 +30,11 @@ if table is None or columns is None or not get(Keys.TARGETS):
 ds_config, _ = current_config(table, columns)
 tw.sync_with_declaration()
 decl = tw.declaration_section(table.frame, ds_config, get(Keys.SAMPLE))
-tolerances = tw.tolerance_section(multiclass=tmc.is_multiclass_choice(ds_config, decl))
+multiclass = tmc.is_multiclass_choice(ds_config, decl)  # a class target without a positive class
+tolerances = tw.tolerance_section(multiclass=multiclass)
 ws = get(Keys.WORKSPACE)
 options, fixed = tw.setup_form(ws)
-if tmc.is_multiclass_choice(ds_config, decl):  # the same flow; the notes say what the multi-class run does
+if multiclass:  # the same flow; the notes say what the multi-class run does
     tmc.setup_note(options["mappings"])
 tw.run_section(table, ds_config, decl, options, tolerances, fixed,
                fixed_target=ws.dataset.primary.name if fixed is not None else None)
