@@ -49,41 +49,41 @@ if tw.RESULT_SLOT.note:
     st.info(tw.RESULT_SLOT.note, icon=":material/update:")
 
 cfg = result.manifest["config"]
-names = class_names_of(cfg)  # the declared classes ("not yes", "yes"), said in the figures
-c1, c2, c3 = st.columns(3)
-model = c1.selectbox("Model", cfg["models"], key="tr_view_model", persist_state=PERSIST)
-default_mapping = next((m for m in ("platt", "temperature") if m in cfg["mappings"]), cfg["mappings"][0])
-mapping = c2.selectbox("Mapping", cfg["mappings"], index=cfg["mappings"].index(default_mapping),
-                       key="tr_view_mapping", persist_state=PERSIST)
-s_rate = c3.selectbox("Operating selection rate", cfg["selection_rates"],
-                      index=min(2, len(cfg["selection_rates"]) - 1), key="tr_view_rate", persist_state=PERSIST)
+names = class_names_of(cfg)  # the declared classes, said in the figures
+headline = tw.headline_of(result)
 if tw.RESULT_SLOT.run_id and not changed:
     st.success(f"Saved to the registry as run {md_escape(tw.RESULT_SLOT.run_id)}.", icon=":material/check_circle:")
 st.info(tw.model_note(result), icon=":material/model_training:")
-transport_panel(result, model=model, mapping=mapping, selection_rate=s_rate)
+model, mapping, s_rate = tw.view_selectors(result, headline)
+transport_panel(result, selection_rate=s_rate)
 if result.manifest.get("multiclass"):  # its own tabs: only those with content
-    tmc.results_view(result, model=model, mapping=mapping, selection_rate=s_rate, stale=bool(changed))
+    tmc.results_view(result, model=model, mapping=mapping, selection_rate=s_rate, stale=bool(changed), headline=headline)
     st.stop()
 
 tabs = st.tabs(["ID vs OOD", "Calibration", "Selective", "Conformal", "Stress", "Target definitions", "Heterogeneity",
                 "Downloads", "Why it moved"])
+weighting = headline.weighting if headline is not None else "unweighted"
 with tabs[0]:
-    idood = tw.id_ood_table(result.table, model=model, mapping=mapping)
+    st.caption(tw.slice_caption(model, mapping, headline, "means and SD over refits; changes paired over refits"))
+    idood = tw.id_ood_table(result.table, model=model, mapping=mapping, weighting=weighting)
     show_table(idood, key="view_tr_idood", hide_index=True)
-    show_table(tw.verdict_table(result.verdicts, model=model, mapping=mapping), key="view_tr_verdicts", hide_index=True)
+    show_table(tw.verdict_table(result.verdicts, model=model, mapping=mapping, weighting=weighting),
+               key="view_tr_verdicts", hide_index=True)
     symbols_expander(idood["metric"], key="view_tr_symbols")
 with tabs[1]:
-    st.plotly_chart(tf.reliability_figure(result.extras["reliability"], model=model, mapping=mapping),
+    st.plotly_chart(tf.reliability_figure(result.extras["reliability"], model=model, mapping=mapping,
+                                          table=result.table, headline=headline, smooth=True),
                     key="view_tr_reliability")
 with tabs[2]:
     st.plotly_chart(tf.risk_selection_figure(result.extras["curves"], result.table, model=model, mapping=mapping,
-                                             selection_rate=s_rate), key="view_tr_risk")
+                                             selection_rate=s_rate, headline=headline), key="view_tr_risk")
 with tabs[3]:
-    st.plotly_chart(tf.frontier_figure(result.table, model=model, mapping=mapping, class_names=names),
-                    key="view_tr_frontier")
+    st.plotly_chart(tf.frontier_figure(result.table, model=model, mapping=mapping, class_names=names,
+                                       headline=headline), key="view_tr_frontier")
     show_table(result.extras["conformal_tally"], key="view_tr_tally", hide_index=True)
 with tabs[4]:
-    st.plotly_chart(tf.stress_figure(result.table, model=model, mapping=mapping), key="view_tr_stress")
+    st.plotly_chart(tf.stress_figure(result.table, model=model, mapping=mapping, headline=headline),
+                    key="view_tr_stress")
     harm = tw.harm_table(result.extras.get("degradation_percentiles"), model=model, mapping=mapping)
     if harm is None:
         st.caption("Evidence degradation was not run.")
@@ -96,7 +96,7 @@ with tabs[5]:
     st.plotly_chart(tf.target_definition_figure(result.table), key="view_tr_targets")
 with tabs[6]:
     st.plotly_chart(tf.heterogeneity_figure(result.table, model=model, mapping=mapping,
-                                            class_names=names), key="view_tr_hetero")
+                                            class_names=names, headline=headline), key="view_tr_hetero")
 with tabs[7]:
     tw.downloads(result, stale=bool(changed))
 with tabs[8]:

@@ -43,13 +43,13 @@ def test_striking_case_fallbacks():
 
 def test_case_finding_names_classes_and_groups():
     c = striking_case(_summary([0.9, 0.987], [3, 2]), k=3)
-    f = case_finding(c, k=3, y_hat=1, flipped_to=0, groups=["bureau", "loan"], class_names=("repaid", "default"),
-                     target="outcome")
-    assert f.text == ("Case c1: the model gives outcome = 'default' a probability of 0.987, yet the prediction flips to "
-                      "'repaid' once 2 evidence groups (bureau, loan) are set to reference values.")
+    classes = ("cases with outcome other than 'default'", "cases with outcome = 'default'")
+    f = case_finding(c, k=3, y_hat=1, flipped_to=0, groups=["bureau", "loan"], classes=classes)
+    assert f.text == ("Case c1: the model says outcome = 'default' with probability 0.987, yet the prediction flips to "
+                      "outcome other than 'default' once 2 evidence groups (bureau, loan) are set to reference values.")
     held = striking_case(_summary([0.9], [4]), k=3)
-    f = case_finding(held, k=3, y_hat=0, flipped_to=0, groups=["a", "b", "c"], class_names=("repaid", "default"))
-    assert f.text == ("Case c0: the model gives 'repaid' a probability of 0.900, and the prediction holds even "
+    f = case_finding(held, k=3, y_hat=0, flipped_to=0, groups=["a", "b", "c"], classes=("class 'repaid'",))
+    assert f.text == ("Case c0: the model says class 'repaid' with probability 0.900, and the prediction holds even "
                       "with 3 evidence groups (a, b, c) set to reference values.")
     assert f.severity == "good"
 

@@ -46,9 +46,12 @@ def _grounds(runs: dict) -> dict:
 
 
 def test_transport_grounds_by_hand(runs):
+    """The headline slice by the rule: the first model (logistic regression), Platt scaling (fitted under the
+    default mappings raw, platt, isotonic), the primary target, unweighted (no weight column), mean over refits."""
+    assert runs["transport"].manifest["headline"]["mapping"] == "platt"
     t = runs["transport"].tables["results"]
     clean_ood = t[(t["condition"] == "clean") & (t["domain"] == "ood") & (t["model"] == "logistic_regression")
-                  & (t["mapping"] == "raw") & (t["weighting"] == "unweighted") & (t["target_definition"] == "high_income")
+                  & (t["mapping"] == "platt") & (t["weighting"] == "unweighted") & (t["target_definition"] == "high_income")
                   & (t["refit"] >= 0)]
     ece = clean_ood[(clean_ood["analysis"] == "metrics") & (clean_ood["metric"] == "ece")]
     assert sorted(ece["refit"]) == [0, 1]
@@ -56,7 +59,7 @@ def test_transport_grounds_by_hand(runs):
                     & np.isclose(clean_ood["alpha"], 0.1)]
     assert sorted(cov["refit"]) == [0, 1]
     v = runs["transport"].tables["verdicts"]
-    v = v[(v["model"] == "logistic_regression") & (v["mapping"] == "raw") & (v["weighting"] == "unweighted")]
+    v = v[(v["model"] == "logistic_regression") & (v["mapping"] == "platt") & (v["weighting"] == "unweighted")]
     g = _grounds(runs)
     assert g["ood_ece"] == pytest.approx(ece["value"].mean(), abs=1e-15)
     assert g["worst_class_coverage_90"] == pytest.approx(cov["value"].mean(), abs=1e-15)
@@ -92,7 +95,7 @@ def _with_results(run, edit):
 
 
 def _primary_ece(t):
-    return ((t["analysis"] == "metrics") & (t["condition"] == "clean") & (t["domain"] == "ood") & (t["mapping"] == "raw")
+    return ((t["analysis"] == "metrics") & (t["condition"] == "clean") & (t["domain"] == "ood") & (t["mapping"] == "platt")
             & (t["weighting"] == "unweighted") & (t["metric"] == "ece") & (t["refit"] >= 0))
 
 
@@ -131,12 +134,18 @@ def test_a_run_without_alpha_010_leaves_the_coverage_ground_unknown(runs):
 def test_missing_tables_are_unknown_and_the_gate_refers(tmp_path: Path, runs) -> None:
     """Runs without the tables or columns a ground needs: UNKNOWN with the reason, never guessed."""
     reg = RunRegistry(tmp_path / "r.sqlite3")
+    cfg = {"models": ["lr"], "mappings": ["platt"], "targets": [{"kind": "class", "name": "t", "column": "y",
+                                                                "positive": 1}]}
     bare = reg.load(reg.save(audit_kind="transport", dataset_name="d", dataset_fingerprint="a" * 64, grouping_hash=None,
-                             model_spec={}, config={},
+                             model_spec={}, config={}, manifest={"config": cfg},
                              tables={"results": pd.DataFrame({"metric": ["ece"], "domain": ["ood"], "value": [0.07]})}))
     g = extract_gate_grounds([bare])
     rep = g.report.set_index("ground")
     assert g.values["ood_ece"] is None and "lacks column(s)" in rep.loc["ood_ece", "detail"]
+    unnamed = reg.load(reg.save(audit_kind="transport", dataset_name="d", dataset_fingerprint="a" * 64,
+                                grouping_hash=None, model_spec={}, config={}, tables=bare.tables))
+    detail = extract_gate_grounds([unnamed]).report.set_index("ground").loc["ood_ece", "detail"]
+    assert "does not declare its models, mappings and targets" in detail
     assert g.values["n_transport_sensitive"] is None and "no 'verdicts' table" in rep.loc["n_transport_sensitive", "detail"]
     only_model = extract_gate_grounds([runs["model"]])
     assert set(only_model.absent) >= {"ood_ece", "brittle_share_confident"}

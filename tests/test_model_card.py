@@ -54,12 +54,17 @@ def test_transport_card_sections_and_numbers(transport_record, tmp_path):
     data = dict(r for r in table_rows(sec["Model description/Training and evaluation data"])[1:])
     assert data["fingerprint"] == transport_record.dataset_fingerprint
     assert data["dataset"] == md_text("loan | *2019*") == "loan \\| \\*2019\\*"
-    # metrics: the ID and OOD means over refits, as the summary table stores them
+    # metrics: the headline slice's ID and OOD means over refits (Platt, the only mapping; 2 refits), named with it
     metrics = {r[0]: float(r[1]) for r in table_rows(sec["Model description/Evaluation Results"])[1:]}
     s = transport_record.tables["summary"]
     want = s[(s["analysis"] == "metrics") & (s["metric"] == "auroc") & (s["domain"] == "ood")
              & (s["condition"] == "clean") & (s["weighting"] == "unweighted")]["mean"].iloc[0]
-    assert metrics["auroc (ood, logistic\\_regression, platt)"] == pytest.approx(want, abs=1e-6)
+    named = "(OOD 2023; Platt-calibrated logistic regression, mean of 2 refits)"
+    assert metrics[f"auroc {named}"] == pytest.approx(want, abs=1e-6)
+    t = transport_record.tables["results"]
+    ece = t[(t["analysis"] == "metrics") & (t["metric"] == "ece") & (t["domain"] == "ood") & (t["condition"] == "clean")
+            & (t["weighting"] == "unweighted") & (t["refit"] >= 0)]["value"]
+    assert len(ece) == 2 and metrics[f"ece {named}"] == pytest.approx(ece.mean(), abs=1e-6)
     # findings: one bullet per finding, the shift finding among them
     bullets = [line for line in sec["Findings"].splitlines() if line.startswith("- **")]
     assert len(bullets) >= 3 and any("most shifted features are interest\\_rate" in b for b in bullets)

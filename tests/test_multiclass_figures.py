@@ -50,26 +50,37 @@ def test_top_label_curve_by_hand():
     assert first["risk"].tolist() == pytest.approx([0.0, 0.5, 1 / 3])
 
 
-def test_reliability_bins_reproduce_the_run_s_top_label_ece(result):
-    """Σ count · |mean_p − frac_pos| / n of the stored bins equals the metric ece_top the run reports (refit 0)."""
-    rel, t = result.extras["reliability"], result.table
+def test_reliability_bins_pool_the_records_of_every_refit(result):
+    """The bins hold the records of both refits: on the target domain (the same records each refit) 2 × n_target."""
+    rel = result.extras["reliability"]
     assert set(rel["mapping"]) == {"raw", "temperature", "vector"} and set(rel["domain"]) == {"id", "ood"}
+    assert set(rel["refits"]) == {2}
+    for mp, b in rel[rel["domain"] == "ood"].groupby("mapping"):
+        assert b["count"].sum() == 2 * result.manifest["n_target"]
+    nz = rel[rel["count"] > 0]
+    assert (nz["frac_pos_low"] <= nz["frac_pos"] + 1e-12).all() and (nz["frac_pos"] <= nz["frac_pos_high"] + 1e-12).all()
+
+
+def test_reliability_bins_of_one_refit_reproduce_its_top_label_ece():
+    """Σ count · |mean_p − frac_pos| / n of the stored bins equals the metric ece_top the run reports (one refit)."""
+    one = run_multiclass_transport(_frame(n=1600), config=_config(n_refits=1, n_bootstrap=10))
+    rel, t = one.extras["reliability"], one.table
     for (dom, mp), b in rel.groupby(["domain", "mapping"]):
         nz = b[b["count"] > 0]
         from_bins = float((nz["count"] * (nz["mean_p"] - nz["frac_pos"]).abs()).sum() / nz["count"].sum())
         row = t[(t.analysis == "metrics") & (t.metric == "ece_top") & (t.domain == dom) & (t.mapping == mp)
                 & (t.refit == 0) & (t.weighting == "unweighted")]
         assert from_bins == pytest.approx(float(row["value"].iloc[0]), abs=1e-12)
-        assert (nz["frac_pos_low"] <= nz["frac_pos"] + 1e-12).all() and (nz["frac_pos"] <= nz["frac_pos_high"] + 1e-12).all()
 
 
-def test_curves_end_at_the_top_label_error_rate(result):
-    """At full coverage the selective risk is the arg-max error rate, 1 − accuracy of refit 0."""
+def test_curves_end_at_the_mean_top_label_error_rate(result):
+    """At full coverage the selective risk is the arg-max error rate: the mean over refits of 1 − accuracy."""
     c, t = result.extras["curves"], result.table
     for (dom, mp), g in c.groupby(["domain", "mapping"]):
         acc = t[(t.analysis == "metrics") & (t.metric == "accuracy") & (t.domain == dom) & (t.mapping == mp)
-                & (t.refit == 0) & (t.weighting == "unweighted")]["value"].iloc[0]
-        assert g["coverage"].iloc[-1] == 1.0 and g["risk"].iloc[-1] == pytest.approx(1 - acc, abs=1e-12)
+                & (t.refit >= 0) & (t.weighting == "unweighted")]["value"]
+        assert len(acc) == 2
+        assert g["coverage"].iloc[-1] == 1.0 and g["risk"].iloc[-1] == pytest.approx(1 - acc.mean(), abs=1e-12)
 
 
 def test_figure_tables_are_deterministic(result):
@@ -137,13 +148,15 @@ def test_gate_grounds_of_a_multiclass_run(record):
     for name in ("ood_ece", "worst_subgroup_coverage_90"):
         assert g.values[name] is None and rep.loc[name, "status"] == "absent → UNKNOWN"
         assert "multi-class" in rep.loc[name, "detail"]
-    # worst-class coverage at α = 0.1: LAC (the binary score), primary mapping raw, OOD, min over classes per refit
+    # worst-class coverage at α = 0.1: LAC (the binary score), on the headline slice (temperature scaling, Platt's
+    # multi-class counterpart, by the rule), OOD, min over classes per refit
+    assert record.manifest["headline"]["mapping"] == "temperature"
     t = record.tables["results"]
     per = t[(t.analysis == "conformal_marginal") & t.metric.str.fullmatch(r"lac:coverage_class\d") & (t.domain == "ood")
-            & (t.mapping == "raw") & np.isclose(t.alpha, 0.1) & (t.weighting == "unweighted")]
+            & (t.mapping == "temperature") & np.isclose(t.alpha, 0.1) & (t.weighting == "unweighted")]
     want = per.groupby("refit")["value"].min().mean()
     assert g.values["worst_class_coverage_90"] == pytest.approx(want, abs=1e-12)
-    assert "LAC" in rep.loc["worst_class_coverage_90", "detail"]
+    assert "lac:worst_class_coverage" in rep.loc["worst_class_coverage_90", "detail"]
     v = record.tables["verdicts"]
-    raw = v[(v.model == "logistic_regression") & (v.mapping == "raw") & (v.weighting == "unweighted")]
+    raw = v[(v.model == "logistic_regression") & (v.mapping == "temperature") & (v.weighting == "unweighted")]
     assert g.values["n_transport_sensitive"] == float((raw.verdict == "transport-sensitive").sum())

@@ -1,14 +1,20 @@
-"""Findings a stakeholder can read: a few plain-language sentences per audit result, each with its numbers.
+"""Findings a stakeholder can read: a few plain-language sentences per audit result, each with its contract.
 
-The sentences are generated from the result objects (the Fragility audit, a
-Transport result, the release gate), never filled in by hand per dataset. A
-negative result is said whenever it holds (e.g. the certificate not ranking
-brittle cases better than plain confidence).
+The sentences are rendered from records of the numbers they read (each with its
+key into the stored tables) and of the logical words they use (each with the
+condition that licenses it): :mod:`.contract`. They are generated from the
+result objects (the Fragility audit, a Transport result on its headline
+slice, the release gate), never filled in by hand per dataset, and
+:func:`check_findings` re-derives every number and word of a saved run's
+sentences from its tables. A negative result is said whenever it holds (e.g.
+the certificate not ranking brittle cases better than plain confidence).
 """
-from .finding import Finding, Severity
+from .check import Violation, check_findings
+from .finding import Fact, Finding, Severity, Word
 from .fragility import fragility_findings
 from .gate import gate_findings
-from .records import record_findings
+from .records import record_findings, report_findings
 from .transport import transport_findings
 
-__all__ = ["Finding", "Severity", "fragility_findings", "transport_findings", "gate_findings", "record_findings"]
+__all__ = ["Finding", "Fact", "Word", "Severity", "Violation", "fragility_findings", "transport_findings",
+           "gate_findings", "record_findings", "report_findings", "check_findings"]

@@ -8,9 +8,11 @@ config, model spec); no model file is loaded and nothing is unpickled
   audited as given) and the run's identity;
 * ``Model description/Training and evaluation data`` — dataset name, its
   fingerprint, the grouping hash and the SHA-256 of every input;
-* ``Model description/Evaluation Results`` — the headline metrics (ID test
-  and OOD means over refits for Transport; the held-out split for a model
-  run; the stored summary numbers otherwise);
+* ``Model description/Evaluation Results`` — the headline metrics (for
+  Transport: the headline slice's ID test and OOD means over refits, each
+  named with its slice, the ECE on 15 equal-width bins, read with the release
+  gate's keys; the held-out split for a model run; the stored summary numbers
+  otherwise);
 * ``Findings`` — the plain-language findings (:func:`record_findings`);
 * ``Release verdict`` — the release gate's default rules adjudicated on the
   grounds the given runs provide (unknown grounds are listed, never guessed);
@@ -31,9 +33,12 @@ import numpy as np
 import pandas as pd
 
 from audit_core.receipts.adjudicate import adjudicate
-from audit_core.runs.gate import DEFAULT_GATE_SCOPE, DEFAULT_GATE_YAML, extract_gate_grounds, gate_state
+from audit_core.runs.gate import DEFAULT_GATE_SCOPE, DEFAULT_GATE_YAML, compare_runs, extract_gate_grounds, gate_state
+from audit_core.runs.keys import headline_key, read_key
 from audit_core.runs.registry import RunRecord
+from audit_core.transport.headline import recorded_headline
 
+from .gate import gate_findings
 from .records import record_findings
 
 __all__ = ["CARD_SECTIONS", "model_card", "write_model_card", "md_text", "card_metrics", "release_verdict"]
@@ -50,22 +55,24 @@ def md_text(value: object) -> str:
     return _MD.sub(r"\\\1", " ".join(str(value).split()))
 
 
+#: The metrics a card lists for a transport run (binary, multi-class), all on the headline slice.
+CARD_TRANSPORT_METRICS = (("auroc", "brier_score", "log_loss", "ece", "average_precision", "prevalence"),
+                          ("accuracy", "auroc_macro", "brier_multiclass", "log_loss_multiclass", "ece_top"))
+
+
 def _transport_metrics(record: RunRecord) -> dict[str, float]:
-    s = record.tables.get("summary")
-    cfg = (record.manifest or {}).get("config") or record.config or {}
-    if s is None or s.empty or not cfg.get("models"):
+    """The headline slice's clean ID and OOD metrics, means over refits, each read with the release gate's key."""
+    h = recorded_headline(record.manifest, record.config)
+    if isinstance(h, str) or "results" not in record.tables:
         return {}
-    model, maps = cfg["models"][0], cfg.get("mappings") or []
-    mapping = "platt" if "platt" in maps else (maps[0] if maps else "")
-    target = record.tables["results"]["target_definition"].iloc[0] if "results" in record.tables else None
-    m = ((s["analysis"] == "metrics") & (s["condition"] == "clean") & (s["weighting"] == "unweighted")
-         & (s["model"] == model) & (s["mapping"] == mapping) & s["domain"].isin(["id", "ood"]))
-    if target is not None:
-        m &= s["target_definition"] == target
+    cfg = (record.manifest or {}).get("config") or {}
+    where = {"id": "ID test", "ood": f"OOD {cfg['target_value']}" if cfg.get("target_value") is not None else "OOD"}
     out = {}
-    for r in s[m].to_dict("records"):
-        if r["metric"] in ("auroc", "brier_score", "log_loss", "ece", "average_precision", "prevalence"):
-            out[f"{r['metric']} ({r['domain']}, {model}, {mapping})"] = float(r["mean"])
+    for metric in CARD_TRANSPORT_METRICS[int(h.multiclass)]:
+        for domain in ("id", "ood"):
+            v, _ = read_key(record.tables, headline_key(h, analysis="metrics", metric=metric, domain=domain))
+            if isinstance(v, float):
+                out[f"{metric} ({where[domain]}; {h.describe()})"] = v
     return dict(sorted(out.items()))
 
 
@@ -138,7 +145,8 @@ def model_card(record: RunRecord, *, runs: Sequence[RunRecord] | None = None, sc
     card.add_table(**{"Model description/Training and evaluation data": _table(data)})
     metrics = card_metrics(record)
     if metrics:
-        card.add_metrics(description="Means over refits where the audit refits the model.",
+        card.add_metrics(description="Means over refits where the audit refits the model; a Transport run's "
+                                     "metrics are its headline slice (named beside each), ECE on 15 equal-width bins.",
                          **{md_text(k): round(v, 6) for k, v in metrics.items()})
     else:
         card.add(**{"Model description/Evaluation Results": "This run stores no headline metrics."})
@@ -146,8 +154,10 @@ def model_card(record: RunRecord, *, runs: Sequence[RunRecord] | None = None, sc
     card.add(**{"Findings": "\n".join(f"- **{f.severity}**: {md_text(f.text)}" for f in findings)
                 or "No findings are generated from this run's stored tables."})
     verdict, reason, grounds = release_verdict(list(runs) if runs else [record], scope=scope)
+    gate = compare_runs(list(runs) if runs else [record], list(runs) if runs else [record], scope=scope)
+    said = "\n".join(f"- {md_text(f.text)}" for f in gate_findings(gate) if f.kind != "gate_change")
     card.add(**{"Release verdict": f"**{md_text(verdict)}** under the {md_text(scope)} scope (default release "
-                                   f"rules): {md_text(reason)}"})
+                                   f"rules): {md_text(reason)}\n\n{said}"})
     card.add_table(**{"Release verdict/Grounds": _table(grounds)})
     shift = record.tables.get("feature_shift")
     if shift is not None and not shift.empty:

@@ -10,15 +10,22 @@ it held).
 """
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from .finding import Finding, num
+from audit_core.data.targets import target_from_dict
+from audit_core.errors import AuditInputError
 
-__all__ = ["STRIKING_RULE", "StrikingCase", "striking_case", "class_name", "class_label", "case_finding"]
+from audit_core.runs.keys import TableKey
+
+from .finding import Fact, Finding, Word
+
+__all__ = ["STRIKING_RULE", "StrikingCase", "striking_case", "class_name", "class_label", "class_words",
+           "case_finding"]
 
 #: The rule in words, shown in the UI next to the chosen case.
 STRIKING_RULE = ("the confident case (p̂ ≥ {confident:g}) that flips with the fewest evidence groups; "
@@ -91,13 +98,56 @@ def class_name(names: Sequence[str], code: int) -> str:
 
 
 def class_label(names: Sequence[str] | None, code: int) -> str:
-    """Class ``code`` as the text says it: its declared name quoted (``'yes'``), or ``class 1`` without names."""
-    return repr(str(names[code])) if names and 0 <= code < len(names) else f"class {code}"
+    """Class ``code`` as a label says it after the word "class": its declared name quoted (``'yes'``); the
+    complement of a class target's positive class as ``other than 'yes'`` (never the made-up name ``not yes``);
+    the bare code (``1``) without names."""
+    if not names or not 0 <= code < len(names):
+        return str(code)
+    if code == 0 and len(names) == 2 and str(names[0]) == f"not {names[1]}":
+        return f"other than {str(names[1])!r}"
+    return repr(str(names[code]))
+
+
+def class_words(config: Mapping[str, Any], target: str | None = None,
+                classes: Sequence[str] | None = None) -> tuple[str, ...]:
+    """The classes of a target as a sentence names them, in code order, without a made-up class name.
+
+    A class target ``default`` with positive class ``yes`` gives ``("cases with default other than 'yes'",
+    "cases with default = 'yes'")``; a threshold target on ``num`` gives ``("cases with num <= 0",
+    "cases with num > 0")``; an expression target ``e`` gives ``("cases outside e", "cases in e")``; the
+    ``classes`` of a multi-class run give ``("class 'Pass'", …)``. Unknown targets give ``("class 0", "class 1")``.
+
+    Parameters
+    ----------
+    config : Mapping
+        A transport config dict (``targets``, the primary first).
+    target : str, optional
+        The target's name (default: the primary one).
+    classes : sequence of str, optional
+        A multi-class run's class names (``manifest["classes"]``).
+    """
+    if classes:
+        return tuple(f"class {str(c)!r}" for c in classes)
+    targets = [t for t in config.get("targets") or () if isinstance(t, Mapping)]
+    chosen = next((t for t in targets if t.get("name") == target), targets[0] if targets else None)
+    try:
+        t = target_from_dict(dict(chosen)) if chosen else None
+    except AuditInputError:
+        t = None
+    names = t.binary_names if t is not None else None
+    if not names:
+        return ("class 0", "class 1")
+    kind = chosen.get("kind")
+    if kind == "class":
+        return (f"cases with {t.name} other than {str(t.positive)!r}", f"cases with {t.name} = {str(t.positive)!r}")
+    if kind == "threshold":
+        return tuple(f"cases with {t.column} {n}" for n in names)
+    return (f"cases outside {t.name}", f"cases in {t.name}")
 
 
 def case_finding(case: StrikingCase, *, k: int, y_hat: int, flipped_to: int, groups: Sequence[str],
-                 class_names: Sequence[str], target: str | None = None) -> Finding:
-    """The sentence about the chosen case.
+                 classes: Sequence[str], run_id: str = "") -> Finding:
+    """The sentence about the chosen case, its probability and k* keyed into the fragility run's ``summary``.
 
     Parameters
     ----------
@@ -108,23 +158,29 @@ def case_finding(case: StrikingCase, *, k: int, y_hat: int, flipped_to: int, gro
         Predicted class code, and the class it ends on after the removals.
     groups : sequence of str
         The evidence groups removed, in order, up to the flip (or all K).
-    class_names : sequence of str
-        Declared class names in code order.
-    target : str, optional
-        The target's name, said with the class (``default = 'yes'``).
+    classes : sequence of str
+        The classes in code order as a sentence names them (:func:`class_words`).
+    run_id : str, optional
+        The saved fragility run whose ``summary`` the facts read.
     """
-    said = (f"the model gives {target + ' = ' if target else ''}{class_name(class_names, y_hat)!r} a probability "
-            f"of {num(case.p_hat, 3)}")
-    removed = ", ".join(groups)
+    def said(code: int) -> str:
+        name = str(classes[code]) if 0 <= code < len(classes) else f"class {code}"
+        return name[len("cases with "):] if name.startswith("cases with ") else name
+
+    key = TableKey.of("summary", "p_hat", key=case.key)
+    facts = [Fact("p_hat", case.p_hat, key, "num3", run_id),
+             Fact("k_star", float(case.k_star), TableKey(key.table, "k_star", key.where), "int", run_id),
+             Fact("k", float(k), None, "int")]
+    labels = {"case": case.key, "predicted": said(y_hat), "flipped": said(flipped_to), "removed": ", ".join(groups)}
     if case.k_star <= k:
         n = case.k_star
-        text = (f"Case {case.key}: {said}, yet the prediction flips to "
-                f"{class_name(class_names, flipped_to)!r} once {n} evidence group{'s' if n != 1 else ''} "
-                f"({removed}) {'are' if n != 1 else 'is'} set to reference values.")
-        sev = "warning"
+        template = ("Case {case}: the model says {predicted} with probability {p_hat}, yet the prediction flips to "
+                    "{flipped} once {k_star} evidence group" + ("s ({removed}) are" if n != 1 else " ({removed}) is")
+                    + " set to reference values.")
+        word, sev = Word("flips", "within_limit", ("k_star", "k")), "warning"
     else:
-        text = (f"Case {case.key}: {said}, and the prediction holds even "
-                f"with {k} evidence groups ({removed}) set to reference values.")
-        sev = "good"
-    return Finding(text=text, severity=sev, kind="striking_case",
-                   numbers={"p_hat": case.p_hat, "k_star": float(case.k_star), "k": float(k)})
+        template = ("Case {case}: the model says {predicted} with probability {p_hat}, and the prediction holds even "
+                    "with {k} evidence groups ({removed}) set to reference values.")
+        word, sev = Word("holds", "above_limit", ("k_star", "k")), "good"
+    return Finding.of(kind="striking_case", severity=sev, template=template, facts=facts, words=(word,),
+                      labels=labels, detail=f"k* = {case.k_star}, p̂ = {case.p_hat:.3f}, K = {k}")

@@ -9,10 +9,17 @@ sentences are :class:`~audit_core.findings.Finding` generated from those
 results (never hand-written numbers):
 
 1. a confident case that collapses (:func:`~audit_core.findings.cases.striking_case`);
-2. the nominal winner against the most stable model;
-3. an operating rule that does not transport (selection threshold, conformal coverage);
-4. the release gate's verdict and its receipt, from the model-only run (the
-   state before the audits) to the full set of runs.
+2. which model ranks best, against the stability measures ("most stable"
+   only when they all agree);
+3. whether the operating rule holds on the new domain (the selection
+   threshold, conformal class coverage), on the headline slice;
+4. the release decision told as what blocks, what passed and what is
+   unknown, and what changed it from the model-only run (the state before
+   the audits) to the full set of runs.
+
+Every sentence is in plain words first (symbols in its ``detail``) and keyed
+into the saved runs, so :func:`~audit_core.findings.check.check_findings`
+checks it against them.
 
 Pure library code: never imports streamlit or plotly.
 """
@@ -37,13 +44,13 @@ from audit_core.transport import TransportConfig, run_transport
 from audit_core.transport.config import model_options
 from audit_core.transport.results import TransportResult
 
-from .cases import StrikingCase, case_finding, striking_case
+from .cases import StrikingCase, case_finding, class_words, striking_case
 from .finding import Finding
 from .fragility import fragility_findings
 from .gate import gate_findings
 from .transport import transport_findings
 
-__all__ = ["DemoOptions", "DemoStep", "DemoResult", "run_demo", "demo_steps"]
+__all__ = ["DemoOptions", "DemoStep", "DemoResult", "run_demo", "demo_steps", "STEP_TITLES"]
 
 register_messages({
     "DEMO_STOPPED": "The demo was stopped while {stage}; the runs saved so far are kept ({runs}).",
@@ -151,32 +158,42 @@ class DemoResult:
     options: DemoOptions
 
 
-def _case_step(ws: Workspace, audit: FragilityAudit, case: StrikingCase | None) -> list[Finding]:
+def _case_step(ws: Workspace, audit: FragilityAudit, case: StrikingCase | None, frag: list[Finding],
+               run_id: str = "") -> list[Finding]:
     out: list[Finding] = []
     if case is not None:
         cert = audit.batch.certificate(case.index)
         k = int(audit.batch.protocol.k)
         n = min(case.k_star, k)
+        classes = class_words({"targets": list(ws.dataset.config.targets)}, ws.dataset.primary.name)
         out.append(case_finding(case, k=k, y_hat=cert.y_hat, flipped_to=int(cert.path_labels[n]),
-                                groups=cert.removal_order_names()[:n],
-                                class_names=ws.dataset.primary.class_names, target=ws.dataset.primary.name))
-    out += [f for f in fragility_findings(audit) if f.kind in ("confident_flips", "certificate_vs_confidence")]
+                                groups=cert.removal_order_names()[:n], classes=classes, run_id=run_id))
+    out += [f for f in frag if f.kind in ("confident_flips", "certificate_vs_confidence")]
     return out
 
 
+#: The steps' titles: questions, so a title never claims what its sentences may not find.
+STEP_TITLES = ("A confident prediction that collapses",
+               "Which model ranks best, and which holds up when evidence goes missing?",
+               "Does the operating rule still hold on the new domain?",
+               "The release decision: what blocks, what passed, what is unknown")
+
+
 def demo_steps(result_parts: Mapping[str, Any], options: DemoOptions) -> tuple[DemoStep, ...]:
-    """The four steps from the demo's results (``workspace, audit, models, transport, gate, case``)."""
+    """The four steps from the demo's results (``workspace, audit, models, transport, gate, case`` and, when
+    saved, ``run_ids``: the case sentence then keys its facts to the fragility run)."""
     ws, audit, tr = result_parts["workspace"], result_parts["audit"], result_parts["transport"]
     frag = fragility_findings(audit, models=result_parts["models"])
     trans = transport_findings(tr, selection_rate=options.selection_rate, alpha=options.alpha)
+    fragility_run = dict(result_parts.get("run_ids") or {}).get("fragility", "")
     return (
-        DemoStep(number=1, title="A confident prediction that collapses", page="fragility",
-                 findings=tuple(_case_step(ws, audit, result_parts["case"]))),
-        DemoStep(number=2, title="The nominal winner against the most stable model", page="fragility",
+        DemoStep(number=1, title=STEP_TITLES[0], page="fragility",
+                 findings=tuple(_case_step(ws, audit, result_parts["case"], frag, fragility_run))),
+        DemoStep(number=2, title=STEP_TITLES[1], page="fragility",
                  findings=tuple(f for f in frag if f.kind == "winner_vs_stable")),
-        DemoStep(number=3, title="An operating rule that does not transport", page="transport",
+        DemoStep(number=3, title=STEP_TITLES[2], page="transport",
                  findings=tuple(f for f in trans if f.kind in ("selective_threshold", "conformal_class_coverage"))),
-        DemoStep(number=4, title="The release gate's verdict and its receipt", page="receipts",
+        DemoStep(number=4, title=STEP_TITLES[3], page="receipts",
                  findings=tuple(gate_findings(result_parts["gate"]))),
     )
 
@@ -239,11 +256,11 @@ def run_demo(frame: pd.DataFrame, config: DatasetConfig, *, raw_groups: Mapping[
     audit = run_fragility_audit(ws, options=fr_opts, progress=_scaled(report, 0.05, 0.5, "Fragility"),
                                 should_stop=stop)
     check("running the fragility audit")
-    run_ids["fragility"] = save_fragility_run(registry, ws, audit)
     report(0.5, "Fragility: training the comparison models…")
     models, batches = compare_models(ws, [m for m in options.compare_with if m != options.model], audit=audit,
                                      seed=options.seed)
     check("comparing models")
+    run_ids["fragility"] = save_fragility_run(registry, ws, audit, models=models)  # with the comparison table
     opts, fixed = model_options(ws)
     tc = TransportConfig.from_dataset(ds, n_refits=options.n_refits, n_bootstrap=options.n_bootstrap,
                                       seed=options.seed, stresses=tuple(options.stresses), **opts)
@@ -256,6 +273,6 @@ def run_demo(frame: pd.DataFrame, config: DatasetConfig, *, raw_groups: Mapping[
     gate = compare_runs(records["model"], list(records.values()), scope=options.scope)
     case = striking_case(audit.summary, k=int(audit.batch.protocol.k))
     parts = dict(workspace=ws, audit=audit, models=models, transport=tr, gate=gate, case=case)
-    steps = demo_steps(parts, options)
+    steps = demo_steps({**parts, "run_ids": run_ids}, options)
     report(1.0, "Done")
     return DemoResult(**parts, batches=batches, run_ids=dict(run_ids), steps=steps, options=options)

@@ -1,24 +1,37 @@
-"""Sentences about a Fragility audit: confident flips, certificate vs confidence, winner vs most stable.
+"""Sentences about a Fragility audit: brittle and fragile predictions, certificate vs confidence, winner vs stability.
 
 The sentences read :class:`FragilityTables`: the tables and options they need, taken from a
 :class:`~audit_core.fragility.audit.FragilityAudit` just computed (the page) or from a saved run's tables
-(the report, the CLI), so both say the same thing about the same run.
+(the report, the CLI), so both say the same thing about the same run. Every number is a fact keyed into those
+tables (``summary``, ``auroc``, ``incremental``, ``models``).
+
+Two words, two meanings, on every page:
+
+* **brittle** — a prediction that changes class under the *donor test* (up to ``donor_groups`` evidence groups
+  take another case's values; the label ``donor_any``, the release gate's ``brittle_share_confident``);
+* **fragile** — a prediction whose *certificate* flips within the audit depth K (``k* ≤ K``: groups set to
+  reference values, most damaging first); the case inspector's "confident and fragile" list holds the confident
+  ones.
 """
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from audit_core.fragility.audit import AuditOptions, FragilityAudit
+from audit_core.fragility.audit import AuditOptions, FragilityAudit, stability_leaders
 from audit_core.fragility.evaluation import CONFIDENCE, auroc
+from audit_core.runs.keys import TableKey, read_key
+from audit_core.runs.registry import RunRecord
+from audit_core.transport.headline import model_words
 
-from .finding import Finding, interval, num, pct, signed
+from .finding import Fact, Finding, Word
 
-__all__ = ["FragilityTables", "fragility_findings", "stored_fragility_findings", "certificate_vs_confidence"]
+__all__ = ["FragilityTables", "fragility_findings", "stored_fragility_findings", "certificate_vs_confidence",
+           "computed_facts", "LABEL"]
 
 #: The brittle label the sentences use: a flip in any donor-replacement draw.
 LABEL = "donor_any"
@@ -44,6 +57,8 @@ class FragilityTables:
         Audit depth K and the options the sentences quote or resample with.
     complete : bool
         False for a run stopped before its evaluation.
+    models : DataFrame
+        The model comparison (:func:`~audit_core.fragility.audit.compare_models`); may be empty.
     """
 
     summary: pd.DataFrame
@@ -56,15 +71,22 @@ class FragilityTables:
     n_boot: int
     stress_seed: int
     complete: bool = True
+    models: pd.DataFrame = field(default_factory=pd.DataFrame)
+
+    @property
+    def tables(self) -> dict[str, pd.DataFrame]:
+        """The tables under the names a saved run stores them (the keys of the sentences' facts)."""
+        return {"summary": self.summary, "scores": self.scores, "auroc": self.auroc,
+                "incremental": self.incremental, "models": self.models}
 
     @classmethod
-    def of_audit(cls, audit: FragilityAudit) -> "FragilityTables":
-        """The tables of an audit just computed."""
+    def of_audit(cls, audit: FragilityAudit, models: pd.DataFrame | None = None) -> "FragilityTables":
+        """The tables of an audit just computed (and of its model comparison, when given)."""
         o = audit.options
         return cls(summary=audit.summary, k_star=np.asarray(audit.batch.k_star), scores=audit.scores,
                    auroc=audit.auroc, incremental=audit.incremental, k=int(audit.batch.protocol.k),
                    donor_groups=int(o.donor_groups), n_boot=int(o.n_boot), stress_seed=int(o.stress_seed),
-                   complete=bool(audit.complete))
+                   complete=bool(audit.complete), models=models if models is not None else pd.DataFrame())
 
     @classmethod
     def of_run(cls, tables: Mapping[str, pd.DataFrame], config: Mapping[str, Any]) -> "FragilityTables | None":
@@ -87,39 +109,55 @@ class FragilityTables:
                    k=int(protocol["k"]), donor_groups=int(options.get("donor_groups", AuditOptions.donor_groups)),
                    n_boot=int(options.get("n_boot", AuditOptions.n_boot)),
                    stress_seed=int(options.get("stress_seed", AuditOptions.stress_seed)),
-                   complete=bool(config.get("complete", True)))
+                   complete=bool(config.get("complete", True)), models=usable("models"))
 
 
 #: Columns of a saved run's tables that the sentences read (:meth:`FragilityTables.of_run`).
 _STORED_COLUMNS = {"scores": {"fds"}, "auroc": {"label", "stratum", "score", "auroc"},
+                   "models": {"model", "heldout_auroc", "mean_rcma", "mean_fds", "mean_k_star"},
                    "incremental": {"label", "difference", "lo", "hi", "auroc_confidence", "auroc_with_certificate"}}
 
 
+def _read(t: FragilityTables, name: str, key: TableKey, form: str) -> Fact | None:
+    v, _ = read_key(t.tables, key)
+    return None if v is None else Fact(name, v, key, form)
+
+
 def _confident_flips(audit: FragilityTables, confident: float) -> Finding | None:
-    s = audit.summary
-    if LABEL not in s:
+    """How many confident predictions are *brittle*: they flip under the donor-replacement test."""
+    if LABEL not in audit.summary:
         return None
-    conf = s["p_hat"].to_numpy() >= confident
-    n_conf = int(conf.sum())
-    n_flip = int(s.loc[conf, LABEL].astype(bool).sum())
-    share = n_flip / n_conf if n_conf else float("nan")
+    conf = TableKey("summary", "p_hat", (("p_hat", ">=", confident),), "count")
+    facts = [_read(audit, "flipped", conf.and_(LABEL, "=", True), "int"), _read(audit, "confident", conf, "int"),
+             _read(audit, "share", TableKey("summary", LABEL, (("p_hat", ">=", confident),), "share"), "pct")]
+    if facts[1] is None or not facts[1].value:
+        return None
     groups = audit.donor_groups
-    text = (f"{n_flip} of {n_conf} confident predictions (p̂ ≥ {confident:g}) flip when up to {groups} evidence "
-            f"group{'s' if groups != 1 else ''} take another case's values.")
-    sev = "warning" if n_conf and share > BRITTLE_SHARE else "info"
-    return Finding(text=text, numbers={"flipped": n_flip, "confident": n_conf, "share": share, "groups": groups},
-                   severity=sev, kind="confident_flips")
+    facts += [Fact("cut", confident, None, "g"), Fact("groups", groups, None, "int")]
+    template = ("{flipped} of {confident} confident predictions (probability ≥ {cut}; {share}) are {w0}: they "
+                "change class when up to {groups} evidence group" + ("s take" if groups != 1 else " takes")
+                + " another case's values (the donor test).")
+    sev = "warning" if float(facts[2].value) > BRITTLE_SHARE else "info"
+    return Finding.of(kind="confident_flips", severity=sev, template=template, facts=facts,
+                      words=(Word("brittle", "donor_count", ("flipped",)),),
+                      detail=f"{LABEL}: any donor draw flips the case; confident: p̂ ≥ {confident:g}")
 
 
-def _certificate_flips(audit: FragilityTables) -> Finding:
+def _certificate_flips(audit: FragilityTables, confident: float) -> Finding | None:
+    """How many predictions are *fragile*: their certificate flips within the audit depth K (k* ≤ K)."""
     k = audit.k
-    ks = np.asarray(audit.k_star)
-    n_within = int((ks <= k).sum())
-    share = n_within / len(ks) if len(ks) else float("nan")
-    text = (f"{n_within} of {len(ks)} audited predictions ({pct(share)}) flip when at most {k} evidence groups "
-            f"are set to the reference values, one group at a time in the most damaging order.")
-    return Finding(text=text, numbers={"flipped": n_within, "cases": len(ks), "share": share, "k": k},
-                   severity="info", kind="certificate_flips")
+    within = TableKey("summary", "k_star", (("k_star", "<=", k),), "count")
+    facts = [_read(audit, "fragile", within, "int"), _read(audit, "cases", TableKey("summary", "k_star", (), "count"),
+                                                           "int"),
+             _read(audit, "confident_fragile", within.and_("p_hat", ">=", confident), "int")]
+    if any(f is None for f in facts):
+        return None
+    facts += [Fact("k", k, None, "int"), Fact("cut", confident, None, "g")]
+    template = ("{fragile} of {cases} audited predictions are {w0}: they flip when at most {k} evidence groups are "
+                "set to reference values, one group at a time in the most damaging order; {confident_fragile} of "
+                "them are confident (probability ≥ {cut}), the case inspector's 'confident and fragile' list.")
+    return Finding.of(kind="certificate_flips", severity="info", template=template, facts=facts,
+                      words=(Word("fragile", "certificate_count", ("fragile",)),), detail="k* ≤ K (certificate)")
 
 
 def certificate_vs_confidence(audit: FragilityAudit | FragilityTables, *, label: str = LABEL) -> dict[str, float | str]:
@@ -154,58 +192,118 @@ def certificate_vs_confidence(audit: FragilityAudit | FragilityTables, *, label:
                 difference=float(t.loc["fds", "auroc"] - t.loc[best, "auroc"]), lo=float(lo), hi=float(hi))
 
 
+def _interval_words(lo: str = "lo", hi: str = "hi", *, up: str, down: str, flat: str, lo_v: float,
+                    hi_v: float) -> Word:
+    """The word a paired difference licenses: ``up`` above zero, ``down`` below, ``flat`` when it spans zero."""
+    if lo_v > 0:
+        return Word(up, "above_zero", (lo,))
+    if hi_v < 0:
+        return Word(down, "below_zero", (hi,))
+    return Word(flat, "spans_zero", (lo, hi))
+
+
 def _ranking(audit: FragilityTables) -> Finding | None:
     if audit.auroc.empty or LABEL not in audit.summary or not audit.summary[LABEL].any() \
             or audit.summary[LABEL].all() or "fds" not in audit.scores \
             or not any(c in audit.scores for c in CONFIDENCE):
         return None
     c = certificate_vs_confidence(audit)
-    nums = f"AUROC {num(c['fds'])} vs {num(c['confidence'])}, difference {signed(c['difference'])}" \
-           f"{interval(c['lo'], c['hi'])}"
-    if c["difference"] <= 0:
-        text = f"On this model the certificate does not rank brittle cases better than plain confidence ({nums})."
-        sev = "warning"
-    elif c["lo"] > 0:
-        text = f"On this model the certificate ranks brittle cases better than plain confidence ({nums})."
-        sev = "good"
-    else:
-        text = (f"On this model the certificate ranks brittle cases slightly better than plain confidence, "
-                f"but the interval includes no difference ({nums}).")
-        sev = "info"
-    numbers = {k: v for k, v in c.items() if not isinstance(v, str)}
-    return Finding(text=text, numbers=numbers, severity=sev, kind="certificate_vs_confidence")
+    auc = TableKey.of("auroc", "auroc", label=LABEL, stratum="all")
+    comp = "computed:certificate_vs_confidence"
+    facts = [_read(audit, "fds", auc.and_("score", "=", "fds"), "num2"),
+             _read(audit, "conf", auc.and_("score", "=", c["confidence_score"]), "num2")]
+    if any(f is None for f in facts):
+        return None
+    facts += [Fact(n, c[col], TableKey(comp, col), form) for n, col, form in
+              (("diff", "difference", "signed2"), ("lo", "lo", "num2"), ("hi", "hi", "num2"))]
+    how = _interval_words(up="better", down="worse", flat="detectably better or worse", lo_v=c["lo"], hi_v=c["hi"])
+    verb = "does not rank {w1} cases {w0}" if how.condition == "spans_zero" else "ranks {w1} cases {w0}"
+    template = ("On this model the fragility certificate " + verb + " than plain confidence (AUROC {fds} vs {conf}, "
+                "difference {diff}, 95% interval {lo} to {hi}).")
+    sev = {"above_zero": "good", "below_zero": "warning"}.get(how.condition, "info")
+    return Finding.of(kind="certificate_vs_confidence", severity=sev, template=template, facts=facts,
+                      words=(how, Word("brittle", "donor_count", ("fds",))),
+                      detail=f"AUROC of FDS vs {c['confidence_score']} for {LABEL}; paired bootstrap over cases")
 
 
 def _incremental(audit: FragilityTables) -> Finding | None:
     inc = audit.incremental
     if inc.empty or "label" not in inc or LABEL not in set(inc["label"]):
         return None
-    r = inc.set_index("label").loc[LABEL]
-    if not np.isfinite(r["difference"]):
+    key = TableKey.of("incremental", "difference", label=LABEL)
+    facts = [_read(audit, n, TableKey(key.table, col, key.where), form) for n, col, form in
+             (("a", "auroc_confidence", "num2"), ("b", "auroc_with_certificate", "num2"), ("diff", "difference", "signed2"),
+              ("lo", "lo", "num2"), ("hi", "hi", "num2"))]
+    if any(f is None for f in facts):
         return None
-    helps = r["lo"] > 0
-    text = (f"Adding the certificate to confidence {'improves' if helps else 'changes'} the cross-validated "
-            f"AUROC for brittle cases from {num(r['auroc_confidence'])} to {num(r['auroc_with_certificate'])} "
-            f"(difference {signed(r['difference'])}{interval(r['lo'], r['hi'])}).")
-    return Finding(text=text, severity="good" if helps else "info", kind="incremental_value",
-                   numbers={k: float(r[k]) for k in ("auroc_confidence", "auroc_with_certificate", "difference",
-                                                     "lo", "hi")})
+    how = _interval_words(up="improves", down="lowers", flat="is not detectable", lo_v=float(facts[3].value),
+                          hi_v=float(facts[4].value))
+    if how.condition == "spans_zero":
+        template = ("Adding the certificate to confidence gives a cross-validated AUROC for {w1} cases of {b}, "
+                    "against {a} with confidence alone: the difference {diff} (95% interval {lo} to {hi}) {w0}.")
+    else:
+        template = ("Adding the certificate to confidence {w0} the cross-validated AUROC for {w1} cases from {a} to "
+                    "{b} (difference {diff}, 95% interval {lo} to {hi}).")
+    return Finding.of(kind="incremental_value", severity="good" if how.condition == "above_zero" else "info",
+                      template=template, facts=facts, words=(how, Word("brittle", "donor_count", ("a",))))
 
 
-def _models(models: pd.DataFrame | None) -> Finding | None:
-    if models is None or len(models) < 2:
+#: A stability measure in plain words (what its lead means) and its symbol.
+_MEASURES = {"mean_rcma": ("has the margins that collapse most slowly as evidence is removed", "mean RCMA", "lowest"),
+             "mean_fds": ("has the lowest fragility score", "mean FDS", "lowest"),
+             "mean_k_star": ("needs the most evidence groups removed to flip a prediction", "mean k*", "highest")}
+
+
+def _models(audit: FragilityTables) -> Finding | None:
+    """The nominal winner (best held-out AUROC) against the stability measures; "most stable" only when all agree."""
+    m = audit.models
+    if m.empty or len(m) < 2:
         return None
-    win = models.loc[models["heldout_auroc"].idxmax()]
-    stable = models.loc[models["mean_rcma"].idxmin()]
-    numbers = {"winner_auroc": float(win["heldout_auroc"]), "winner_rcma": float(win["mean_rcma"]),
-               "stable_rcma": float(stable["mean_rcma"]), "stable_auroc": float(stable["heldout_auroc"])}
-    if win["model"] == stable["model"]:
-        text = (f"The model with the best AUROC ({win['model']}, {num(win['heldout_auroc'], 3)}) is also the most "
-                f"stable (mean RCMA {num(win['mean_rcma'])}).")
-        return Finding(text=text, numbers=numbers, severity="good", kind="winner_vs_stable")
-    text = (f"The model with the best AUROC ({win['model']}, {num(win['heldout_auroc'], 3)}) is not the most stable "
-            f"({stable['model']}, mean RCMA {num(stable['mean_rcma'])} vs {num(win['mean_rcma'])}).")
-    return Finding(text=text, numbers=numbers, severity="warning", kind="winner_vs_stable")
+    names = [str(x) for x in m["model"]]
+    facts: dict[str, Fact] = {}
+    for i, name in enumerate(names):  # slots by position: model names may hold ':' or '.'
+        for col, short in (("heldout_auroc", "auroc"), ("mean_rcma", "rcma"), ("mean_fds", "fds"),
+                           ("mean_k_star", "k")):
+            f = _read(audit, f"{short}{i}", TableKey.of("models", col, model=name), "num3" if short == "auroc"
+                      else "num2")
+            if f is None:
+                return None
+            facts[f.name] = f
+    w = max(range(len(names)), key=lambda i: float(facts[f"auroc{i}"].value))
+    leaders = {col: names.index(model) for col, model in stability_leaders(m).items()}
+    labels = {f"name{i}": model_words(n) for i, n in enumerate(names)}
+    if len(set(leaders.values())) == 1 and len(leaders) == len(_MEASURES):
+        b = next(iter(leaders.values()))
+        o = w if b != w else next(i for i in range(len(names)) if i != w)
+        order = [b] + [i for i in range(len(names)) if i != b]
+        word = Word("most stable", "most_stable", tuple(f"{s}{i}" for i in order for s in ("rcma", "fds", "k")))
+        measures = (f"its margins collapse most slowly as evidence is removed ({{rcma{b}}} vs {{rcma{o}}}), it has "
+                    f"the lowest fragility score ({{fds{b}}} vs {{fds{o}}}) and it needs the most evidence groups "
+                    f"removed to flip a prediction ({{k{b}}} vs {{k{o}}} on average)")
+        if b == w:
+            template = (f"The model that ranks cases best ({{name{w}}}, held-out AUROC {{auroc{w}}}) is also the "
+                        f"{{w0}}, against {{name{o}}}: {measures}.")
+        else:
+            template = (f"The model that ranks cases best ({{name{w}}}, held-out AUROC {{auroc{w}}}) is not the "
+                        f"{{w0}}; {{name{b}}} is: {measures}.")
+        return Finding.of(kind="winner_vs_stable", severity="good" if b == w else "warning", template=template,
+                          facts=facts.values(), words=(word,), labels=labels, detail=_stability_detail(m))
+    parts = []
+    for col, (plain, symbol, _) in _MEASURES.items():
+        lead = leaders[col]
+        vs = w if lead != w else next(i for i in range(len(names)) if i != w)
+        short = {"mean_rcma": "rcma", "mean_fds": "fds", "mean_k_star": "k"}[col]
+        parts.append(f"{{name{lead}}} {plain} ({{{short}{lead}}} vs {{{short}{vs}}} for {{name{vs}}})")
+    template = (f"The model that ranks cases best is {{name{w}}} (held-out AUROC {{auroc{w}}}), and the stability "
+                "measures disagree: " + "; ".join(parts) + ".")
+    return Finding.of(kind="winner_vs_stable", severity="warning", template=template, facts=facts.values(),
+                      labels=labels, detail=_stability_detail(m))
+
+
+def _stability_detail(models: pd.DataFrame) -> str:
+    """The stability measures by their symbols: which model leads each (``lowest mean RCMA: lightgbm``)."""
+    leaders = stability_leaders(models)
+    return "; ".join(f"{_MEASURES[c][2]} {_MEASURES[c][1]}: {m}" for c, m in leaders.items())
 
 
 def fragility_findings(audit: FragilityAudit, *, models: pd.DataFrame | None = None,
@@ -227,19 +325,33 @@ def fragility_findings(audit: FragilityAudit, *, models: pd.DataFrame | None = N
     list of Finding
         3–5 sentences (fewer for a run stopped before its evaluation).
     """
-    return _findings(FragilityTables.of_audit(audit), models=models, confident=confident)
+    return _findings(FragilityTables.of_audit(audit, models), confident=confident)
 
 
 def stored_fragility_findings(tables: Mapping[str, pd.DataFrame], config: Mapping[str, Any], *,
                               confident: float = 0.8) -> list[Finding]:
-    """The findings of a saved ``fragility`` run (:meth:`FragilityTables.of_run`): the page's sentences but the
-    model comparison, which is not saved; ``[]`` when the run lacks the tables."""
+    """The findings of a saved ``fragility`` run (:meth:`FragilityTables.of_run`): the page's sentences, with the
+    model comparison when the run stores its ``models`` table; ``[]`` when the run lacks the tables."""
     view = FragilityTables.of_run(tables, config)
-    return [] if view is None else _findings(view, models=None, confident=confident)
+    return [] if view is None else _findings(view, confident=confident)
 
 
-def _findings(audit: FragilityTables, *, models: pd.DataFrame | None, confident: float) -> list[Finding]:
-    parts = [_confident_flips(audit, confident), _certificate_flips(audit)]
+def fragility_config(record: RunRecord) -> Mapping[str, Any]:
+    """The options a saved fragility run's sentences read (``manifest["fragility_config"]``, else its config)."""
+    return (record.manifest or {}).get("fragility_config") or record.config or {}
+
+
+def computed_facts(record: RunRecord) -> dict[str, float]:
+    """The certificate-versus-confidence numbers of a saved fragility run, recomputed from its stored tables with
+    its stored seed (the checker's ``computed:certificate_vs_confidence`` facts); ``{}`` when it lacks them."""
+    view = FragilityTables.of_run(record.tables, fragility_config(record))
+    if view is None or view.auroc.empty or view.scores.empty:
+        return {}
+    return {k: v for k, v in certificate_vs_confidence(view).items() if not isinstance(v, str)}
+
+
+def _findings(audit: FragilityTables, *, confident: float) -> list[Finding]:
+    parts = [_confident_flips(audit, confident), _certificate_flips(audit, confident)]
     if audit.complete:
-        parts += [_ranking(audit), _incremental(audit), _models(models)]
+        parts += [_ranking(audit), _incremental(audit), _models(audit)]
     return [f for f in parts if f is not None]

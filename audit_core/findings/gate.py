@@ -1,26 +1,128 @@
-"""Sentences about the release gate: the verdict with the rule that governs it, and what changed it."""
+"""Sentences about the release gate, told as a manager would: what blocks, what passed, what is unknown.
+
+The gate's rules read *grounds* (``ood_ece``, ``test_auroc``, …) from saved
+runs. Here every rule in scope is judged on its own
+(:func:`~audit_core.receipts.adjudicate.rule_outcomes`) and said in plain
+words with its value and its limit ("the model's stated probabilities are
+off by 7.1 points on 2023 (ECE 0.071, …), above the 5-point limit"). The
+symbols (ground names, rule ids, the receipt ``{G:ood_ece}``, the verdict
+``refer``) are in each finding's ``detail``, shown below the sentence.
+
+Each value is a fact keyed into the run that provided it (the ground's key,
+:attr:`~audit_core.runs.grounds.GateGrounds.keys`), so the findings checker
+re-reads it; a limit is a declared constant of the rules.
+"""
 from __future__ import annotations
 
 import re
 
-from audit_core.receipts.adjudicate import adjudicate
+from audit_core.receipts.adjudicate import adjudicate, rule_outcomes
 from audit_core.runs.gate import GateResult
 
-from .finding import Finding, num
+from .finding import Fact, Finding, Word
 
-__all__ = ["gate_findings"]
+__all__ = ["gate_findings", "VERDICT_WORDS", "GROUND_NAMES"]
 
-_VERDICT_WORDS = {"release": "Release is allowed", "block": "Release is blocked", "refer": "Release is referred for review"}
+#: A verdict in plain words.
+VERDICT_WORDS = {"release": "allowed", "block": "blocked", "refer": "undecided"}
+#: A ground in plain words (what is unknown when no run provides it).
+GROUND_NAMES = {
+    "test_auroc": "the model's ranking quality on held-out rows (AUROC)",
+    "test_log_loss": "the held-out log loss",
+    "brittle_share_confident": "the share of confident predictions that change class under the donor test",
+    "mean_fds": "the mean fragility score",
+    "ood_ece": "how far the stated probabilities are off on the target domain (ECE)",
+    "worst_class_coverage_90": "the worst class's coverage by the 90% prediction sets on the target domain",
+    "worst_subgroup_coverage_90": "the worst subgroup's coverage by the 90% prediction sets",
+    "n_transport_sensitive": "how many checked quantities changed beyond their tolerance",
+    "n_transport_worse": "how many checked quantities got worse beyond their tolerance",
+}
+#: ground -> (phrase with {v} and, for transport grounds, {where} and {slice}; value format; limit format, unit).
+_PHRASES = {
+    "test_auroc": ("the model ranks held-out cases with an AUROC of {v}", "num2", "num2", ""),
+    "test_log_loss": ("the held-out log loss is {v}", "num3", "g", ""),
+    "brittle_share_confident": ("{v} of confident predictions are {w_brittle} (they change class under the donor "
+                                "test)", "pct", "pct", ""),
+    "mean_fds": ("the mean fragility score is {v}", "num2", "g", ""),
+    "ood_ece": ("the model's stated probabilities are off by {v_points} points on {where} (ECE {v}, 15 equal-width "
+                "bins{slice})", "num3", "points_g", "-point"),
+    "worst_class_coverage_90": ("the 90% prediction sets cover the worst class {v} of the time on {where}{slice}",
+                                "pct", "pct", ""),
+    "worst_subgroup_coverage_90": ("the 90% prediction sets cover the worst subgroup {v} of the time on {where}"
+                                   "{slice}", "pct", "pct", ""),
+    "n_transport_sensitive": ("{v} checked quantities changed by more than their tolerance on {where}{slice}",
+                              "int", "int", ""),
+    "n_transport_worse": ("{v} checked quantities got worse by more than their tolerance on {where}{slice}",
+                          "int", "int", ""),
+}
+_COMPARISON = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_]*)\s*(<=|>=|<|>)\s*([-+]?\d+(?:\.\d+)?)\s*$")
+#: op of a violation rule -> (word when it fires, condition; word when it does not, condition; limit noun)
+_SIDES = {">": ("above", "above_limit", "within", "within_limit", "limit"),
+          ">=": ("at or above", "at_least_limit", "below", "below_limit", "limit"),
+          "<": ("below", "below_limit", "at least", "at_least_limit", "minimum"),
+          "<=": ("at or below", "within_limit", "above", "above_limit", "minimum")}
 
 
-def _verdict(verdict: str) -> str:
-    return _VERDICT_WORDS.get(verdict, f"The gate's verdict is {verdict!r}")
+def _check(rule, values, gate: GateResult, fires: bool, i: int):
+    """``(phrase, facts, words, labels)`` of one decided rule in plain words, or ``None`` when it is not a plain
+    comparison of a known ground with a number (then the rule's note is said)."""
+    m = _COMPARISON.match(rule.when)
+    if not m or m.group(1) not in _PHRASES or values.get(m.group(1)) is None:
+        return None
+    ground, op, limit = m.group(1), m.group(2), float(m.group(3))
+    phrase, vform, lform, unit = _PHRASES[ground]
+    run_id, key = gate.comparison.new_grounds.keys.get(ground, ("", None))
+    v = float(values[ground])
+    facts = [Fact(f"v{i}", v, key, vform, run_id), Fact(f"limit{i}", limit, None, lform)]
+    if ground == "ood_ece":
+        facts.append(Fact(f"v{i}_points", v, key, "points", run_id))
+    yes, yes_c, no, no_c, noun = _SIDES[op]
+    word = Word(yes if fires else no, yes_c if fires else no_c, (f"v{i}", f"limit{i}"))
+    words = [word]
+    ctx = gate.comparison.new_grounds.context.get(ground, {})
+    sl = ctx.get("slice", "")  # the transport run's headline slice, said beside its number
+    labels = {f"where{i}": ctx.get("where", "the target domain"),
+              f"slice{i}": (f"; {sl}" if ground == "ood_ece" else f" ({sl})") if sl else ""}
+    text = phrase.replace("{v_points}", f"{{v{i}_points}}").replace("{v}", f"{{v{i}}}") \
+        .replace("{where}", f"{{where{i}}}").replace("{slice}", f"{{slice{i}}}")
+    if "{w_brittle}" in text:
+        words.append(Word("brittle", "donor_count", (f"v{i}",)))
+        labels[f"brittle{i}"] = "brittle"
+        text = text.replace("{w_brittle}", f"{{brittle{i}}}")
+    return f"{text}, {word.text} the {{limit{i}}}{unit} {noun}", facts, words, labels
 
 
-def _ground_values(when: str, values: dict) -> dict[str, float]:
-    """The grounds a rule's condition names, with their values (unknown grounds are left out)."""
-    names = set(re.findall(r"[A-Za-z_][A-Za-z0-9_.]*", when))
-    return {g: float(v) for g, v in values.items() if g in names and isinstance(v, (int, float))}
+def _plain_rules(gate: GateResult, outcome: str, start: int):
+    """The rules with ``outcome`` said in plain words: ``(phrases, facts, words, labels, symbols)``."""
+    state = gate.comparison.new
+    values = dict(gate.comparison.new_grounds.values)
+    phrases, facts, words, labels, symbols = [], [], [], {}, []
+    for t in rule_outcomes(state):
+        if t.outcome != outcome:
+            continue
+        rule = state.norms.rule(t.rule_id)
+        said = _check(rule, values, gate, outcome == "holds", start + len(phrases))
+        if said is None:
+            phrases.append(rule.note or rule.when)
+        else:
+            phrases.append(said[0])
+            facts += said[1]
+            words += said[2]
+            labels.update(said[3])
+        symbols.append(f"rule {rule.id}: {rule.when}")
+    return phrases, facts, words, labels, symbols
+
+
+def _unknown(gate: GateResult) -> tuple[list[str], list[str]]:
+    """Grounds the rules in scope need but no run provides: plain names and symbols."""
+    state = gate.comparison.new
+    absent = set(gate.grounds_absent)
+    names: list[str] = []
+    for t in rule_outcomes(state):
+        if t.outcome == "unknown":
+            rule = state.norms.rule(t.rule_id)
+            names += [g for g in re.findall(r"[A-Za-z_][A-Za-z0-9_]*", rule.when) if g in absent and g not in names]
+    return [GROUND_NAMES.get(g, g) for g in names], names
 
 
 def gate_findings(gate: GateResult) -> list[Finding]:
@@ -29,37 +131,60 @@ def gate_findings(gate: GateResult) -> list[Finding]:
     Returns
     -------
     list of Finding
-        The candidate's verdict with the governing rule and its grounds;
-        what accounts for a change from A, or that the verdict did not
-        change; grounds no run provides.
+        The verdict and what blocks (or why it cannot be decided); the checks
+        that passed; what is unknown; what accounts for a change from A (or
+        that the verdict did not change). Rule ids, ground names and the
+        receipt are in each finding's ``detail``.
     """
     new = gate.comparison.new
     adj = adjudicate(new, missing="unknown")
-    values = dict(gate.comparison.new_grounds.values)
-    rule = new.norms.rule(adj.governed_by)
     out: list[Finding] = []
-    if rule is not None:
-        used = _ground_values(rule.when, values)
-        shown = ", ".join(f"{g} is {num(v)}" for g, v in used.items())
-        what = rule.note or rule.when
-        text = f"{_verdict(adj.verdict)}: {what} ({shown + '; ' if shown else ''}rule {rule.id})."
-        numbers = used
-    else:
-        text = f"{_verdict(adj.verdict)} under the {gate.scope} scope: {adj.reason}"
-        numbers = {}
-    sev = "good" if gate.passed else ("alert" if adj.verdict == "block" else "warning")
-    out.append(Finding(text=text, numbers=numbers, severity=sev, kind="gate_verdict"))
-    if gate.verdict_a == gate.verdict_b:
-        out.append(Finding(text=f"The verdict is the same as for the baseline run ({gate.verdict_a}).",
-                           severity="info", kind="gate_change"))
-    else:
-        sets = [" and ".join(s) for s in gate.receipt]
-        why = (" or ".join(f"{{{s}}}" for s in sets)) if sets else gate.receipt_text
-        out.append(Finding(text=f"The change from the baseline run ({gate.verdict_a} → {gate.verdict_b}) is accounted "
-                                f"for by {why} alone.", numbers={"receipt_sets": float(len(gate.receipt))},
-                           severity="info", kind="gate_change"))
+    unknown, unknown_ids = _unknown(gate)
+    blocks = _plain_rules(gate, "holds", 0)
+    detail = f"verdict {adj.verdict} ({adj.governed_by}) under the {gate.scope} scope; " + "; ".join(blocks[4])
     if gate.grounds_absent:
-        out.append(Finding(text=f"{len(gate.grounds_absent)} ground(s) are unknown because no run provides them: "
-                                f"{', '.join(gate.grounds_absent)}.", numbers={"absent": float(len(gate.grounds_absent))},
-                           severity="warning", kind="gate_absent"))
+        detail += "; grounds no run provides: " + ", ".join(gate.grounds_absent)
+    if adj.verdict != "refer" and blocks[0]:
+        template = "Release is " + VERDICT_WORDS.get(adj.verdict, adj.verdict) + ": " + "; ".join(blocks[0]) + "."
+        out.append(Finding.of(kind="gate_verdict", severity="alert" if adj.verdict == "block" else "warning",
+                              template=template, facts=blocks[1], words=blocks[2], labels=blocks[3], detail=detail))
+    elif adj.verdict == "refer" and unknown:
+        out.append(Finding.of(kind="gate_verdict", severity="warning", detail=detail,
+                              template="Release cannot be decided yet: " + "; ".join(unknown) + " "
+                                       + ("is" if len(unknown) == 1 else "are") + " unknown, because no saved run "
+                                       "provides " + ("it" if len(unknown) == 1 else "them") + "."))
+    elif adj.verdict == "refer":
+        out.append(Finding.of(kind="gate_verdict", severity="warning", detail=detail, labels={"scope": gate.scope},
+                              template="Release cannot be decided: no release rule applies to the {scope} scope."))
+    else:
+        out.append(Finding(text="Release is allowed: every check that applies passed.", severity="good",
+                           kind="gate_verdict", detail=detail))
+    passed = _plain_rules(gate, "does not hold", len(blocks[0]))
+    if passed[0]:
+        out.append(Finding.of(kind="gate_passed", severity="good", template="Passed: " + "; ".join(passed[0]) + ".",
+                              facts=passed[1], words=passed[2], labels=passed[3], detail="; ".join(passed[4])))
+    if unknown and adj.verdict != "refer":
+        out.append(Finding.of(kind="gate_absent", severity="warning", detail="unknown grounds: " + ", ".join(unknown_ids),
+                              template="Not known: " + "; ".join(unknown) + " (no saved run provides "
+                                       + ("it" if len(unknown) == 1 else "them") + ")."))
+    if gate.verdict_a == gate.verdict_b:
+        out.append(Finding(text=f"The verdict is the same as for the baseline runs ({VERDICT_WORDS.get(gate.verdict_a, gate.verdict_a)}).",
+                           severity="info", kind="gate_change", detail=f"verdict {gate.verdict_a} in both"))
+    else:
+        causes = [" and ".join(_source_words(s) for s in sources) for sources in gate.receipt]
+        why = " or ".join(causes) if causes else "the changes together"
+        out.append(Finding(text=f"Against the baseline runs the verdict goes from "
+                                f"{VERDICT_WORDS.get(gate.verdict_a, gate.verdict_a)} to "
+                                f"{VERDICT_WORDS.get(gate.verdict_b, gate.verdict_b)}; {why} alone "
+                                f"account{'s' if len(causes) == 1 and ' and ' not in why else ''} for the change.",
+                           severity="info", kind="gate_change",
+                           detail=f"verdict {gate.verdict_a} → {gate.verdict_b}; receipt {gate.receipt_text}"))
     return out
+
+
+def _source_words(source: str) -> str:
+    """A receipt source in words: ``G:ood_ece`` -> the ground's plain name; norms and authority by their part."""
+    part, _, name = source.partition(":")
+    if part == "G":
+        return "the deployment scope" if name == "deployment_scope" else GROUND_NAMES.get(name, name)
+    return {"N": f"the release rule {name}", "A": f"who may apply the rule {name}"}.get(part, source)

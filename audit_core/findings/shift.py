@@ -4,7 +4,9 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from .finding import Finding, num
+from audit_core.runs.keys import TableKey, read_key
+
+from .finding import Fact, Finding, Word
 
 __all__ = ["shift_finding", "PSI_MAJOR"]
 
@@ -31,22 +33,39 @@ def shift_finding(shift: pd.DataFrame | None, domain: pd.DataFrame | None = None
     """
     if shift is None or shift.empty:
         return None
+    tables = {"feature_shift": shift, **({"domain_classifier": domain} if domain is not None else {})}
     head = shift.sort_values("rank").head(top)
-    named = ", ".join(f"{f} (PSI {num(p)})" for f, p in zip(head["feature"], head["psi"]))
-    auc = np.nan
-    if domain is not None and not domain.empty and "pooled" in set(domain["part"]):
-        auc = float(domain.loc[domain["part"] == "pooled", "auroc"].iloc[0])
-    lead = (f"A classifier tells target from source records with a cross-fitted AUROC of {num(auc)}; the most "
-            f"shifted features are {named}." if np.isfinite(auc) else f"The most shifted features are {named}.")
-    flagged = head["feature"][head.get("targeted_flagged", pd.Series(False, index=head.index)).astype(bool)].tolist()
-    hetero = head["feature"][head.get("heterogeneity_flagged", pd.Series(False, index=head.index)).astype(bool)].tolist()
-    tail = []
-    if flagged:
-        tail.append(f"The targeted deletion removes {_and(flagged)} and harms the target-domain AUROC more than "
-                    f"most random deletions do.")
-    if hetero:
-        tail.append(f"The AUROC change differs across the levels of {_and(hetero)} by more than its tolerance.")
-    text = " ".join([lead, *tail])
-    numbers = {"domain_auroc": auc, **{f"psi:{f}": float(p) for f, p in zip(head["feature"], head["psi"])}}
+    facts, words, labels, named = [], [], {}, []
+    for i, rank in enumerate(head["rank"].tolist()):
+        key = TableKey.of("feature_shift", "psi", rank=int(rank))
+        psi, _ = read_key(tables, key)
+        if psi is None:
+            return None
+        facts.append(Fact(f"psi{i}", psi, key, "num2"))
+        labels[f"feature{i}"] = str(head["feature"].iloc[i])
+        named.append(f"{{feature{i}}} (PSI {{psi{i}}})")
+    auc_key = TableKey.of("domain_classifier", "auroc", part="pooled")
+    auc, _ = read_key(tables, auc_key)
+    if auc is not None:
+        facts.append(Fact("domain_auroc", auc, auc_key, "num2"))
+        template = ("A classifier tells target from source records with a cross-fitted AUROC of {domain_auroc}; the "
+                    "most shifted features are " + ", ".join(named) + ".")
+    else:
+        template = "The most shifted features are " + ", ".join(named) + "."
+    for col, said in (("targeted_flagged", "The targeted deletion removes {0} and harms the target-domain AUROC more "
+                                           "than most random deletions do."),
+                      ("heterogeneity_flagged", "The AUROC change differs across the levels of {0} by more than "
+                                                "its tolerance.")):
+        flagged = [i for i in range(len(head)) if col in head and bool(head[col].iloc[i])]
+        for i in flagged:
+            key = TableKey.of("feature_shift", col, rank=int(head["rank"].iloc[i]))
+            facts.append(Fact(f"{col}{i}", 1.0, key, "int"))
+            words.append(Word("", "flag", (f"{col}{i}",)))
+        if flagged:
+            template += " " + said.format(_and([f"{{feature{i}}}" for i in flagged]))
     major = float(head["psi"].iloc[0]) >= PSI_MAJOR
-    return Finding(text=text, numbers=numbers, severity="warning" if major or flagged else "info", kind="feature_shift")
+    targeted = bool(head.get("targeted_flagged", pd.Series(False, index=head.index)).astype(bool).any())
+    return Finding.of(kind="feature_shift", severity="warning" if major or targeted else "info", template=template,
+                      facts=facts, words=words, labels=labels,
+                      detail="PSI: population stability index of each feature, source vs target" if np.isfinite(
+                          float(head["psi"].iloc[0])) else "")

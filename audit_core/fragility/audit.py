@@ -42,6 +42,9 @@ __all__ = [
     "FragilityAudit",
     "run_fragility_audit",
     "fragility_run_parts",
+    "STABILITY_MEASURES",
+    "stability_leaders",
+    "stability_roles",
     "compare_models",
     "baseline_sensitivity",
 ]
@@ -360,14 +363,16 @@ def _search(model, X, batch, summary, options, plan, stages, stop, n_search, not
     return pd.DataFrame(rows_search)
 
 
-def fragility_run_parts(ws: Workspace, audit: FragilityAudit) -> dict[str, Any]:
+def fragility_run_parts(ws: Workspace, audit: FragilityAudit, *, models: pd.DataFrame | None = None) -> dict[str, Any]:
     """The run config, tables and manifest of a fragility audit, as stored in the registry.
 
     Shared by :func:`audit_core.runs.save.save_fragility_run` (the app) and the CLI runner
     (:mod:`audit_core.runs.plugins.fragility`), so both write the same tables:
     ``summary``, ``auroc``, ``incremental``, ``search``, ``delta``, the
     workspace's held-out ``metrics`` (a gate ground) and, when computed,
-    ``temperature`` and ``baseline_sensitivity``.
+    ``temperature`` and ``baseline_sensitivity``; with ``models`` (the
+    :func:`compare_models` table) also ``models``, so the sentence comparing
+    the nominal winner with the most stable model can be checked from the run.
 
     Returns
     -------
@@ -390,6 +395,8 @@ def fragility_run_parts(ws: Workspace, audit: FragilityAudit) -> dict[str, Any]:
     if len(audit.scores) == len(tables["summary"]):  # per-case scores: the report's certificate-vs-confidence finding
         tables["scores"] = audit.scores.reset_index(drop=True).assign(key=tables["summary"]["key"])
     tables["metrics"] = ws.metrics.reset_index(drop=True)
+    if models is not None and len(models):
+        tables["models"] = models.reset_index(drop=True)
     return {"config": config, "tables": tables, "manifest": manifest}
 
 
@@ -401,9 +408,10 @@ def compare_models(
     Returns
     -------
     table : DataFrame
-        ``model, auroc_fds, mean_rcma, mean_fds, heldout_auroc, role`` where
+        ``model, heldout_auroc, mean_rcma, mean_fds, mean_k_star, role`` where
         role marks the ``nominal winner`` (best held-out AUROC) and the
-        ``most stable`` model (lowest mean RCMA).
+        ``most stable`` model when every stability measure ranks it first,
+        else the measure each model leads (:func:`stability_roles`).
     batches : dict model kind -> (FittedModel, CertificateBatch)
     """
     ds = ws.dataset
@@ -433,8 +441,29 @@ def compare_models(
                          mean_k_star=float(b.k_star.mean())))
         out[kind] = (m, b)
     table = pd.DataFrame(rows)
-    table["role"] = ""
-    table.loc[table["heldout_auroc"].idxmax(), "role"] = "nominal winner"
-    j = table["mean_rcma"].idxmin()
-    table.loc[j, "role"] = (table.loc[j, "role"] + " & most stable").strip(" &") if table.loc[j, "role"] else "most stable"
-    return table, out
+    return table.assign(role=stability_roles(table)), out
+
+
+#: The stability measures of a model comparison: column -> ``"lower"`` or ``"higher"`` is more stable.
+STABILITY_MEASURES = {"mean_rcma": "lower", "mean_fds": "lower", "mean_k_star": "higher"}
+
+
+def stability_leaders(table: pd.DataFrame) -> dict[str, str]:
+    """The most stable model by each measure of :data:`STABILITY_MEASURES` (first row wins a tie)."""
+    return {m: str(table.loc[table[m].idxmin() if how == "lower" else table[m].idxmax(), "model"])
+            for m, how in STABILITY_MEASURES.items() if m in table}
+
+
+def stability_roles(table: pd.DataFrame) -> list[str]:
+    """Each model's role: ``nominal winner`` (best held-out AUROC), ``most stable`` only when every stability
+    measure ranks it first, else the measures it leads (``lowest mean RCMA``)."""
+    leaders = stability_leaders(table)
+    agree = len(set(leaders.values())) == 1 and len(leaders) == len(STABILITY_MEASURES)
+    winner = str(table.loc[table["heldout_auroc"].idxmax(), "model"])
+    words = {"mean_rcma": "lowest mean RCMA", "mean_fds": "lowest mean FDS", "mean_k_star": "highest mean k*"}
+    roles = []
+    for m in table["model"].astype(str):
+        led = [words[k] for k, v in leaders.items() if v == m]
+        parts = (["nominal winner"] if m == winner else []) + (["most stable"] if agree and led else led)
+        roles.append(" & ".join(parts))
+    return roles

@@ -38,7 +38,7 @@ from audit_core.expr import UNKNOWN, evaluate_record, referenced_names
 
 from .state import EvaluatorState, compile_expression
 
-__all__ = ["REFER", "RuleTrace", "Adjudication", "adjudicate"]
+__all__ = ["REFER", "RuleTrace", "Adjudication", "adjudicate", "rule_outcomes"]
 
 #: The verdict when no rule has authority (or an UNKNOWN forces referral).
 REFER = "refer"
@@ -230,3 +230,26 @@ def adjudicate(state: EvaluatorState, *, missing: Literal["error", "unknown"] = 
     'refer'
     """
     return Judge(missing=missing)(state)
+
+
+def rule_outcomes(state: EvaluatorState, *, missing: Literal["error", "unknown"] = "unknown") -> tuple[RuleTrace, ...]:
+    """Every rule judged on its own, in order, without stopping at the first that governs or is unknown.
+
+    :func:`adjudicate` stops at the rule that decides the verdict; a reader also wants to know, of every rule,
+    whether it applies and holds. Here each rule's ``authority`` and ``condition`` are evaluated
+    (``"true"``/``"false"``/``"unknown"``; ``condition`` is ``"-"`` without authority) and its ``outcome`` is
+    ``"holds"``, ``"does not hold"``, ``"unknown"`` or ``"no authority"``.
+    """
+    judge = Judge(missing=missing)
+    scopes = state.authority_map
+    out = []
+    for rule in state.norms.rules:
+        scope = scopes.get(rule.id)
+        auth = "none" if scope is None else judge._eval(state, scope, f"the authority scope of rule {rule.id!r}")
+        if auth in ("none", "false"):
+            out.append(RuleTrace(rule.id, rule.then, auth, "-", "no authority"))
+            continue
+        cond = judge._eval(state, rule.when, f"the condition of rule {rule.id!r}")
+        outcome = "unknown" if "unknown" in (auth, cond) else {"true": "holds", "false": "does not hold"}[cond]
+        out.append(RuleTrace(rule.id, rule.then, auth, cond, outcome))
+    return tuple(out)

@@ -14,17 +14,17 @@ range (a coverage or an ECE outside [0, 1] is a bug in the table, not a
 finding).
 
 Transport runs hold several models, mappings and weightings; the gate reads
-the run's *primary* pipeline, declared before any result is seen:
+the run's *headline slice* (:mod:`audit_core.transport.headline`), the one
+the findings, the model card and the report read too: declared before any
+result is seen, or by the rule: the first declared model, Platt scaling
+where fitted (else the first mapping), the primary target definition,
+``weighted`` when a weight column is declared, the mean over refits. The
+manifest records the slice; a run saved without it gets the rule on its
+config (``manifest["config"]``, else the run's ``config``).
 
-* model: the first declared model (``config.models[0]``);
-* mapping: the first declared probability mapping (``config.mappings[0]``;
-  ``raw`` under the defaults);
-* target definition: the primary (first) target definition;
-* weighting: ``weighted`` when the run declared a weight column (the
-  population estimate), else ``unweighted``.
-
-The config is read from the run manifest (``manifest["config"]``, written by
-the app and the CLI alike), else from the run's ``config``.
+Every ground is read through a :class:`~audit_core.runs.keys.TableKey`
+(:meth:`GroundSpec.key`), so a finding that quotes a ground records the same
+key and the findings checker re-reads it the same way.
 """
 from __future__ import annotations
 
@@ -35,37 +35,49 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from audit_core.transport.headline import HeadlineSlice, recorded_headline
+
+from .keys import TableKey, headline_key, read_key
 from .registry import RunRecord
 
-__all__ = ["GroundSpec", "GROUND_SPECS", "GateGrounds", "extract_gate_grounds", "transport_primary"]
+__all__ = ["GroundSpec", "GROUND_SPECS", "GateGrounds", "extract_gate_grounds", "transport_headline",
+           "BRITTLE_FLAG", "CONFIDENT"]
 
-#: ``run -> (value, detail)``: the value (``None`` when it cannot be read) and the exact slice read, or why not.
-Extractor = Callable[[RunRecord], "tuple[float | None, str]"]
+#: ``run -> key or reason``: where the ground lives in the run's tables, or why the run cannot provide it.
+Locator = Callable[[RunRecord], "TableKey | str"]
 
 
 @dataclass(frozen=True)
 class GroundSpec:
-    """One gate ground: its name, the audit kind(s) it comes from, its definition and its extractor.
+    """One gate ground: its name, the audit kind(s) it comes from, its definition and where it is read.
 
     ``audit_kind`` is one kind or a tuple of kinds, in order of preference;
-    ``valid`` is the closed range a correct value lies in (``None`` for an
-    open end).
+    ``locate`` gives the ground's :class:`TableKey` in a run (or why there is
+    none); ``valid`` is the closed range a correct value lies in (``None`` for
+    an open end).
     """
 
     name: str
     audit_kind: str | tuple[str, ...]
     description: str
-    extract: Extractor = field(repr=False)
+    locate: Locator = field(repr=False)
     valid: tuple[float | None, float | None] = (None, None)
 
     @property
     def kinds(self) -> tuple[str, ...]:
         return (self.audit_kind,) if isinstance(self.audit_kind, str) else tuple(self.audit_kind)
 
+    def key(self, run: RunRecord) -> TableKey | str:
+        """Where the ground lives in ``run``'s tables, or why the run cannot provide it."""
+        return self.locate(run)
+
     def read(self, run: RunRecord) -> tuple[float | None, str, bool]:
-        """``(value, detail, invalid)``: the extractor's reading, range-checked."""
-        v, detail = self.extract(run)
-        if v is None:
+        """``(value, detail, invalid)``: the value at :meth:`key`, range-checked."""
+        key = self.key(run)
+        if isinstance(key, str):
+            return None, key, False
+        v, detail = read_key(run.tables, key)
+        if v is None or isinstance(v, str):
             return None, detail, detail.startswith("ambiguous")
         lo, hi = self.valid
         if not np.isfinite(v) or (lo is not None and v < lo) or (hi is not None and v > hi):
@@ -74,94 +86,15 @@ class GroundSpec:
         return v, detail, False
 
 
-# ------------------------------------------------------------------ helpers
-def _table(run: RunRecord, name: str) -> pd.DataFrame | None:
-    t = run.tables.get(name)
-    return t if isinstance(t, pd.DataFrame) and not t.empty else None
+def transport_headline(run: RunRecord) -> HeadlineSlice | str:
+    """The headline slice of a transport run (recorded, else the rule on its config), or why it has none."""
+    return recorded_headline(run.manifest, run.config)
 
 
-def _need(df: pd.DataFrame, name: str, cols: Sequence[str]) -> str | None:
-    missing = [c for c in cols if c not in df.columns]
-    return f"table {name!r} lacks column(s) {missing}" if missing else None
-
-
-def _num(v: Any) -> float | None:
-    try:
-        f = float(v)
-    except (TypeError, ValueError):
-        return None
-    return f if np.isfinite(f) else None
-
-
-def transport_primary(run: RunRecord) -> dict[str, str] | str:
-    """The primary pipeline of a transport run (see the module docstring), or why it cannot be named.
-
-    Returns
-    -------
-    dict with keys ``model``, ``mapping``, ``target_definition``, ``weighting``; or a reason (str).
-    """
-    cfg = run.manifest.get("config") if isinstance(run.manifest, Mapping) else None
-    if not (isinstance(cfg, Mapping) and cfg.get("models")):
-        cfg = run.config
-    if not isinstance(cfg, Mapping):
-        return "the run records no transport config"
-    models, mappings, targets = cfg.get("models"), cfg.get("mappings"), cfg.get("targets")
-    if not (isinstance(models, list) and models and isinstance(mappings, list) and mappings
-            and isinstance(targets, list) and targets and isinstance(targets[0], Mapping)):
-        return "the run's config does not declare its models, mappings and targets"
-    return {"model": str(models[0]), "mapping": str(mappings[0]), "target_definition": str(targets[0].get("name")),
-            "weighting": "weighted" if cfg.get("weight_column") else "unweighted"}
-
-
-def _describe(filters: Mapping[str, Any]) -> str:
-    return ", ".join(f"{k}={v:g}" if isinstance(v, float) else f"{k}={'n/a' if v is None else v}"
-                     for k, v in filters.items())
-
-
-def _slice(df: pd.DataFrame, filters: Mapping[str, Any]) -> pd.DataFrame:
-    """Rows equal to every filter; a float filter matches within 1e-9, ``None`` matches missing."""
-    keep = np.ones(len(df), dtype=bool)
-    for col, want in filters.items():
-        s = df[col]
-        if want is None:
-            keep &= s.isna().to_numpy()
-        elif isinstance(want, float):
-            keep &= np.isclose(pd.to_numeric(s, errors="coerce").to_numpy(dtype=float), want, rtol=0, atol=1e-9)
-        else:
-            keep &= (s.astype(str) == str(want)).to_numpy()
-    return df[keep]
-
-
-def _per_refit_mean(rows: pd.DataFrame, what: str) -> tuple[float | None, str]:
-    """Mean over refits of one value per refit (``refit >= 0``); a repeated refit is ambiguous."""
-    rows = rows[pd.to_numeric(rows["refit"], errors="coerce") >= 0]
-    if rows.empty:
-        return None, f"no row for {what}"
-    if rows["refit"].duplicated().any():
-        n = int(rows["refit"].value_counts().max())
-        return None, f"ambiguous: {n} rows for one refit of {what}"
-    v = _num(pd.to_numeric(rows["value"], errors="coerce").mean())
-    if v is None:
-        return None, f"{what} is not a finite number"
-    return v, f"{what}; mean over {len(rows)} refit(s)"
-
-
-# -------------------------------------------------------------- extractors
-def _metric(metric: str) -> Extractor:
+# ----------------------------------------------------------------- locators
+def _metric(metric: str) -> Locator:
     """Model/fragility table ``metrics``: the one row with ``split == "test"`` and ``metric == metric``."""
-    def ex(run: RunRecord):
-        df = _table(run, "metrics")
-        if df is None:
-            return None, "no 'metrics' table"
-        if (why := _need(df, "metrics", ["split", "metric", "value"])):
-            return None, why
-        rows = _slice(df, {"split": "test", "metric": metric})
-        what = f"metrics: split=test, metric={metric}"
-        if len(rows) != 1:
-            return None, (f"ambiguous: {len(rows)} rows for {what}" if len(rows) else f"no row for {what}")
-        v = _num(rows["value"].iloc[0])
-        return (v, what) if v is not None else (None, f"{what} is not a finite number")
-    return ex
+    return lambda run: TableKey.of("metrics", "value", split="test", metric=metric)
 
 
 #: The Fragility audit's default brittle label: the case flips under some donor replacement.
@@ -170,66 +103,32 @@ BRITTLE_FLAG = "donor_any"
 CONFIDENT = 0.8
 
 
-def _brittle_share(run: RunRecord):
-    df = _table(run, "summary")
-    if df is None:
-        return None, "no 'summary' table"
-    if (why := _need(df, "summary", ["p_hat", BRITTLE_FLAG])):
-        return None, why
-    conf = pd.to_numeric(df["p_hat"], errors="coerce") >= CONFIDENT
-    if not conf.any():
-        return None, f"no confident case (p_hat >= {CONFIDENT})"
-    flags = pd.to_numeric(df.loc[conf, BRITTLE_FLAG].astype(float), errors="coerce")
-    v = _num(flags.mean())
-    what = f"summary: mean of {BRITTLE_FLAG!r} over the {int(conf.sum())} cases with p_hat >= {CONFIDENT}"
-    return (v, what) if v is not None else (None, f"{what} is not numeric")
+def _brittle_share(run: RunRecord) -> TableKey:
+    """Share of ``donor_any`` among the cases with ``p_hat >= 0.8``."""
+    return TableKey("summary", BRITTLE_FLAG, (("p_hat", ">=", CONFIDENT),), "share")
 
 
-def _mean_fds(run: RunRecord):
-    df = _table(run, "summary")
-    if df is None:
-        return None, "no 'summary' table"
-    if (why := _need(df, "summary", ["fds"])):
-        return None, why
-    v = _num(pd.to_numeric(df["fds"], errors="coerce").mean())
-    return (v, f"summary: mean fds over {len(df)} cases") if v is not None else (None, "fds not numeric")
-
-
-_RESULT_KEYS = ("analysis", "condition", "target_definition", "domain", "model", "mapping", "refit", "metric",
-                "value", "weighting", "alpha", "selection_rate")
-
-
-def _results_and_primary(run: RunRecord):
-    """``(results table, primary pipeline)``, or ``(None, why)`` when either cannot be read."""
-    df = _table(run, "results")
-    if df is None:
-        return None, "no 'results' table"
-    if (why := _need(df, "results", _RESULT_KEYS)):
-        return None, why
-    primary = transport_primary(run)
-    if isinstance(primary, str):
-        return None, primary
-    return df, primary
-
-
-def _transport_slice(run: RunRecord, analysis: str, metric: str, alpha: float | None):
-    """Mean over refits of the primary pipeline's clean OOD value of ``analysis``/``metric``."""
-    df, primary = _results_and_primary(run)
-    if df is None:
-        return None, primary
-    if alpha is not None:
-        alphas = sorted({round(a, 6) for a in pd.to_numeric(df["alpha"], errors="coerce").dropna()})
-        if not any(abs(a - alpha) <= 1e-9 for a in alphas):
-            return None, f"the run did not evaluate alpha = {alpha:g} (its alphas: {alphas})"
-    filters = {"analysis": analysis, "condition": "clean", "target_definition": primary["target_definition"],
-               "domain": "ood", "model": primary["model"], "mapping": primary["mapping"],
-               "weighting": primary["weighting"], "metric": metric, "alpha": alpha, "selection_rate": None}
-    return _per_refit_mean(_slice(df, filters), "results: " + _describe(filters))
+def _mean_fds(run: RunRecord) -> TableKey:
+    return TableKey("summary", "fds", (), "mean")
 
 
 def _multiclass(run: RunRecord) -> bool:
     """A multi-class transport run (manifest ``multiclass``): its rows have other names and analyses."""
     return isinstance(run.manifest, Mapping) and bool(run.manifest.get("multiclass"))
+
+
+def _headline_key(run: RunRecord, analysis: str, metric: str, alpha: float | None) -> TableKey | str:
+    """Mean over refits of the headline slice's clean OOD value of ``analysis``/``metric``."""
+    h = transport_headline(run)
+    if isinstance(h, str):
+        return h
+    if alpha is not None:
+        df = run.tables.get("results")
+        if isinstance(df, pd.DataFrame) and "alpha" in df:
+            alphas = sorted({round(a, 6) for a in pd.to_numeric(df["alpha"], errors="coerce").dropna()})
+            if alphas and not any(abs(a - alpha) <= 1e-9 for a in alphas):
+                return f"the run did not evaluate alpha = {alpha:g} (its alphas: {alphas})"
+    return headline_key(h, analysis=analysis, metric=metric, domain="ood", alpha=alpha)
 
 
 #: Why a binary ground has no reading in a multi-class transport run (the ground is UNKNOWN with this reason).
@@ -243,57 +142,48 @@ MULTICLASS_UNREAD = {
 
 def _ood_ece(run: RunRecord):
     if _multiclass(run):
-        return None, MULTICLASS_UNREAD["ood_ece"]
-    return _transport_slice(run, "metrics", "ece", None)
+        return MULTICLASS_UNREAD["ood_ece"]
+    return _headline_key(run, "metrics", "ece", None)
 
 
 def _worst_cov(run: RunRecord):
-    if _multiclass(run):  # the LAC score 1 − P_y is the binary run's score: the same definition over C classes
-        v, detail = _transport_slice(run, "conformal_marginal", "lac:worst_class_coverage", 0.10)
-        return v, detail + " (multi-class run: the LAC score 1 − P_y, the binary score, over its classes)"
-    return _transport_slice(run, "conformal_marginal", "worst_class_coverage", 0.10)
+    # multi-class: the LAC score 1 − P_y is the binary run's score, the same definition over C classes
+    metric = "lac:worst_class_coverage" if _multiclass(run) else "worst_class_coverage"
+    return _headline_key(run, "conformal_marginal", metric, 0.10)
 
 
 def _worst_subgroup_cov(run: RunRecord):
     """Per refit, the lowest Mondrian-by-subgroup coverage over every declared subgroup column; mean over refits."""
     if _multiclass(run):
-        return None, MULTICLASS_UNREAD["worst_subgroup_coverage_90"]
-    df, primary = _results_and_primary(run)
-    if df is None:
-        return None, primary
-    filters = {"analysis": "heterogeneity", "target_definition": primary["target_definition"], "domain": "ood",
-               "model": primary["model"], "mapping": primary["mapping"],
-               "metric": "mondrian_worst_coverage@alpha=0.1"}
-    rows = _slice(df, filters)
-    rows = rows[pd.to_numeric(rows["refit"], errors="coerce") >= 0]
-    what = "results: " + _describe(filters) + " (the minimum over subgroup columns per refit)"
-    if rows.empty:
-        return None, (f"no row for {what}: the run declared no subgroup column, or its middle alpha is not 0.1")
-    per = rows.assign(value=pd.to_numeric(rows["value"], errors="coerce")).groupby("refit", as_index=False)["value"].min()
-    return _per_refit_mean(per, what)
+        return MULTICLASS_UNREAD["worst_subgroup_coverage_90"]
+    h = transport_headline(run)
+    if isinstance(h, str):
+        return h
+    f = h.filters()
+    key = TableKey.of("results", "value", how="refit_min_mean", analysis="heterogeneity",
+                      target_definition=f["target_definition"], domain="ood", model=f["model"], mapping=f["mapping"],
+                      metric="mondrian_worst_coverage@alpha=0.1")
+    v, why = read_key(run.tables, key)
+    if v is None and why.startswith("no row"):
+        return f"{why} (the minimum over subgroup columns per refit): the run declared no subgroup column, or its " \
+               f"middle alpha is not 0.1"
+    return key
 
 
-def _verdict_count(worse_only: bool) -> Extractor:
-    def ex(run: RunRecord):
-        df = _table(run, "verdicts")
-        if df is None:
-            return None, "no 'verdicts' table"
-        cols = ["model", "mapping", "weighting", "verdict"] + (["direction"] if worse_only else [])
-        if (why := _need(df, "verdicts", cols)):
-            return None, why
-        primary = transport_primary(run)
-        if isinstance(primary, str):
-            return None, primary
-        filters = {k: primary[k] for k in ("model", "mapping", "weighting")}
-        rows = _slice(df, filters)
-        if rows.empty:
-            return None, "no verdict row for " + _describe(filters)
-        hit = rows["verdict"].astype(str) == "transport-sensitive"
-        if worse_only:
-            hit &= rows["direction"].astype(str) == "worse"
-        what = "transport-sensitive and worse" if worse_only else "transport-sensitive"
-        return float(hit.sum()), f"verdicts: {_describe(filters)}; rows {what} of {len(rows)}"
-    return ex
+def _verdict_count(worse_only: bool) -> Locator:
+    def locate(run: RunRecord):
+        h = transport_headline(run)
+        if isinstance(h, str):
+            return h
+        f = h.filters()
+        rows = TableKey.of("verdicts", "verdict", how="count", model=f["model"], mapping=f["mapping"],
+                           weighting=f["weighting"])
+        n, why = read_key(run.tables, rows)
+        if not n:  # no verdict of the slice at all: the count would be a silent 0
+            return why if n is None else f"no verdict row for {rows.rows()}"
+        key = rows.and_("verdict", "=", "transport-sensitive")
+        return key.and_("direction", "=", "worse") if worse_only else key
+    return locate
 
 
 #: Gate grounds, their definitions and extractors (extend here when audits gain outputs).
@@ -303,16 +193,16 @@ GROUND_SPECS: tuple[GroundSpec, ...] = (
     GroundSpec("brittle_share_confident", "fragility", "share of brittle cases among confident ones (p̂ ≥ 0.8)",
                _brittle_share, (0.0, 1.0)),
     GroundSpec("mean_fds", "fragility", "mean fragility score (FDS)", _mean_fds, (0.0, 1.0)),
-    GroundSpec("ood_ece", "transport", "ECE on the target (OOD) test, primary pipeline", _ood_ece, (0.0, 1.0)),
+    GroundSpec("ood_ece", "transport", "ECE (15 equal-width bins) on the target (OOD) test, headline slice, mean over refits", _ood_ece, (0.0, 1.0)),
     GroundSpec("worst_class_coverage_90", "transport",
-               "worst-class marginal conformal coverage at 90% (α = 0.10), OOD, primary pipeline", _worst_cov,
+               "worst-class marginal conformal coverage at 90% (α = 0.10), OOD, headline slice", _worst_cov,
                (0.0, 1.0)),
     GroundSpec("worst_subgroup_coverage_90", "transport",
                "worst-subgroup Mondrian conformal coverage at 90% (α = 0.10) over the declared subgroup columns, "
-               "OOD, primary pipeline", _worst_subgroup_cov, (0.0, 1.0)),
-    GroundSpec("n_transport_sensitive", "transport", "primary pipeline's metrics classified transport-sensitive",
+               "OOD, headline slice", _worst_subgroup_cov, (0.0, 1.0)),
+    GroundSpec("n_transport_sensitive", "transport", "headline slice's metrics classified transport-sensitive",
                _verdict_count(False), (0.0, None)),
-    GroundSpec("n_transport_worse", "transport", "primary pipeline's metrics transport-sensitive in the harmful "
+    GroundSpec("n_transport_worse", "transport", "headline slice's metrics transport-sensitive in the harmful "
                "direction", _verdict_count(True), (0.0, None)),
 )
 
@@ -323,6 +213,10 @@ class GateGrounds:
 
     values: dict[str, float | None]
     report: pd.DataFrame = field(repr=False)
+    #: ground -> (run id, key) of each present ground: where its value was read.
+    keys: dict[str, tuple[str, TableKey]] = field(default_factory=dict, repr=False)
+    #: ground -> words for the slice it reads (a transport ground: ``{"slice": …, "where": "2023"}``).
+    context: dict[str, dict[str, str]] = field(default_factory=dict, repr=False)
 
     @property
     def absent(self) -> list[str]:
@@ -330,6 +224,16 @@ class GateGrounds:
 
     def to_frame(self) -> pd.DataFrame:
         return self.report.copy()
+
+
+def _context(run: RunRecord) -> dict[str, str]:
+    """Words for what a transport run's grounds read: its headline slice and its target domain."""
+    h = transport_headline(run) if run.audit_kind == "transport" else None
+    if h is None or isinstance(h, str):
+        return {}
+    cfg = (run.manifest or {}).get("config") or {}
+    where = cfg.get("target_value")
+    return {"slice": h.describe(), "where": str(where) if where is not None else "the target domain"}
 
 
 def extract_gate_grounds(runs: Sequence[RunRecord]) -> GateGrounds:
@@ -351,6 +255,8 @@ def extract_gate_grounds(runs: Sequence[RunRecord]) -> GateGrounds:
     """
     ordered = sorted(runs, key=lambda r: r.created_at, reverse=True)
     values: dict[str, float | None] = {}
+    keys: dict[str, tuple[str, TableKey]] = {}
+    context: dict[str, dict[str, str]] = {}
     rows = []
     for spec in GROUND_SPECS:
         found, reasons, invalid = None, [], False
@@ -359,6 +265,8 @@ def extract_gate_grounds(runs: Sequence[RunRecord]) -> GateGrounds:
             v, why, bad = spec.read(run)
             if v is not None:
                 found = (v, run.run_id, why)
+                keys[spec.name] = (run.run_id, spec.key(run))
+                context[spec.name] = _context(run)
                 break
             reasons.append(f"{run.run_id}: {why}")
             if bad:  # the newest run's value is wrong: never fall back to an older run
@@ -375,4 +283,4 @@ def extract_gate_grounds(runs: Sequence[RunRecord]) -> GateGrounds:
             rows.append({"ground": spec.name, "value": found[0], "status": "present", "source": found[1],
                          "detail": found[2], "description": spec.description})
     return GateGrounds(values, pd.DataFrame(rows, columns=["ground", "value", "status", "source", "detail",
-                                                           "description"]))
+                                                           "description"]), keys, context)

@@ -41,9 +41,11 @@ def save_workspace(registry: RunRegistry, ws: Workspace) -> str:
     )
 
 
-def save_fragility_run(registry: RunRegistry, ws: Workspace, audit: FragilityAudit) -> str:
-    """Save an audit as an ``audit_kind="fragility"`` run and return its id."""
-    parts = fragility_run_parts(ws, audit)
+def save_fragility_run(registry: RunRegistry, ws: Workspace, audit: FragilityAudit, *,
+                       models: pd.DataFrame | None = None) -> str:
+    """Save an audit as an ``audit_kind="fragility"`` run and return its id (with the model comparison
+    table ``models`` when given)."""
+    parts = fragility_run_parts(ws, audit, models=models)
     return registry.save(
         audit_kind="fragility",
         dataset_name=ws.dataset.config.name,

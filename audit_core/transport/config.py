@@ -16,6 +16,7 @@ from audit_core.models.manifest import library_versions
 from audit_core.models.training import Workspace
 from audit_core.models.zoo import ZOO, FittedModel
 
+from .headline import check_headline
 from .mappings import DEFAULT_MAPPINGS, MAPPINGS
 from .verdicts import DEFAULT_TOLERANCES, check_tolerances
 
@@ -144,6 +145,13 @@ class TransportConfig:
         computes the same replicates on (score bin × class) cells
         (:mod:`~audit_core.transport.binned`): step statistics are identical,
         smooth ones agree to about 1e-4.
+    headline : mapping, optional
+        The headline slice, declared before any result is seen: any of
+        ``model`` (one of ``models``), ``mapping`` (one of ``mappings``) and
+        ``weighting`` (``weighted`` needs a weight column). What is not
+        declared follows the rule of :mod:`~audit_core.transport.headline`
+        (the first model, Platt where fitted, weighted when weights are
+        declared). The manifest records the slice.
     """
 
     targets: tuple
@@ -186,6 +194,7 @@ class TransportConfig:
     input_files: tuple = ()
     single_domain: bool = False
     exact_bootstrap: bool = False
+    headline: Mapping[str, str] | None = None
 
     def __post_init__(self) -> None:
         for name in _SEQUENCES + ("subgroup_columns",):
@@ -244,6 +253,12 @@ class TransportConfig:
             if not vals or any(x is None or not (0 < x < 1 or (name == "selection_rates" and x == 1)) for x in xs):
                 raise _bad(name, f"values must be numbers in (0, 1), got {vals!r}")
             object.__setattr__(self, name, tuple(xs))
+        problem = check_headline(self.headline, models=self.models, mappings=self.mappings,
+                                 weight_column=self.weight_column)
+        if problem:
+            raise _bad("headline", problem)
+        if self.headline is not None:
+            object.__setattr__(self, "headline", {str(k): str(v) for k, v in self.headline.items() if v is not None})
         if not isinstance(self.exact_bootstrap, (bool, np.bool_)):
             raise _bad("exact_bootstrap", f"must be true or false, got {self.exact_bootstrap!r}")
         for s in self.stresses:

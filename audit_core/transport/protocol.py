@@ -46,6 +46,7 @@ from .blas import serial_blas as _serial_blas
 from .changes import classify_changes, exact_bootstrap
 from .config import TransportConfig, _bad, _plain, _sha256_file, versions
 from .evaluation import evaluate_pipeline, fit_rules
+from .headline import headline_slice
 from .mappings import fit_mapping
 from .results import TransportResult, build_result
 from .shift_audit import shift_tables
@@ -297,8 +298,13 @@ class TransportAudit:
             "partitions": {"names": list(PARTITIONS), "keys": [_plain(k) for k in self._keys.tolist()],
                            "codes": [p.astype(int).tolist() for p in parts]},
         }
+        self._record_headline()
         self._done.append("split")
         return self
+
+    def _record_headline(self) -> None:
+        """The manifest's ``headline``: the slice every headline number reads (:mod:`.headline`)."""
+        self.manifest["headline"] = headline_slice(self.manifest["config"], multiclass=self._multiclass).to_dict()
 
     #: False: a class target without a positive class is refused (``TRANSPORT_NOT_BINARY``);
     #: the multi-class runner (:mod:`audit_core.transport.multiclass.run`) sets it.

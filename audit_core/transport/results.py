@@ -25,9 +25,11 @@ from audit_core.calibration import frequency_band
 from audit_core.metrics import _bin_ids, calibration_bins, smooth_ece
 
 from .columns import RESULT_COLUMNS
+from .headline import headline_slice
 from .selective import risk_selection_curve
 
-__all__ = ["TransportResult", "model_spec", "paired_changes", "refit_summary", "conformal_tally", "model_family_sensitivity"]
+__all__ = ["TransportResult", "model_spec", "paired_changes", "refit_summary", "conformal_tally",
+           "model_family_sensitivity", "mean_curve", "CURVE_GRID"]
 
 _KEYS = ["analysis", "condition", "target_definition", "model", "mapping", "refit", "metric", "weighting", "alpha",
          "selection_rate"]
@@ -223,32 +225,72 @@ def build_result(audit) -> TransportResult:
                            manifest=audit.manifest)
 
 
+def _figure_weights(audit) -> bool:
+    """Whether the figures weight records: the headline slice's weighting (weighted when weights are declared)."""
+    h = headline_slice(audit.config.to_dict())
+    return not isinstance(h, str) and h.weighting == "weighted"
+
+
+#: Coverages at which the risk–selection curves are stored.
+CURVE_GRID = np.linspace(0.01, 1.0, 100)
+
+
+def mean_curve(parts: list[tuple[np.ndarray, np.ndarray]], grid: np.ndarray = CURVE_GRID) -> pd.DataFrame:
+    """Risk–selection curves of several refits read at ``grid`` coverages and averaged point by point.
+
+    Parameters
+    ----------
+    parts : list of (coverage, risk) arrays, one pair per refit, each of shape (n_r,)
+
+    Returns
+    -------
+    DataFrame with ``coverage`` and ``risk``, shape (len(grid), 2): the means over refits.
+    """
+    cov, risk = [], []
+    for c, r in parts:
+        idx = np.minimum(np.searchsorted(c, grid - 1e-12), len(c) - 1)
+        cov.append(c[idx])
+        risk.append(r[idx])
+    return pd.DataFrame({"coverage": np.mean(cov, axis=0), "risk": np.mean(risk, axis=0)})
+
+
 def _figure_tables(audit) -> dict[str, pd.DataFrame]:
-    """Reliability bins (with their bootstrap band, smooth ECE and, for Venn-Abers, the mean ``[p0, p1]``
-    per bin, ``va_p0, va_p1``) and risk–selection curves (refit 0) for the figures."""
+    """The figures' tables, over **every refit** (the headline aggregation, ``refits`` = R):
+
+    * ``reliability`` — equal-width bins of the records of all R refits pooled (with the bootstrap band of each
+      bin's observed frequency, the smooth ECE of the pooled records and, for Venn-Abers, the mean ``[p0, p1]``
+      per bin, ``va_p0, va_p1``);
+    * ``curves`` — the risk–selection curve of each refit read at 100 coverages, averaged over refits.
+
+    Records are weighted when the headline slice is (a declared weight column)."""
     c = audit.config
+    weighted = _figure_weights(audit)
     rel, curves = [], []
-    grid = np.linspace(0.01, 1.0, 100)
     for m in c.models:
         for mp in c.mappings:
-            for dom, y, w, _ in audit._test_sets(0):
-                p = audit._mapped(0, m, mp, dom)
-                b = calibration_bins(y, p, n_bins=c.n_bins)
-                b["domain"], b["model"], b["mapping"] = dom, m, mp
+            for dom in audit._domains():
+                ys, ps, ws, vas, parts = [], [], [], [], []
+                for r in range(c.n_refits):
+                    (_, y, w, _), = [t for t in audit._test_sets(r) if t[0] == dom]
+                    w = w if weighted and w is not None else np.ones(len(y))
+                    p = audit._mapped(r, m, mp, dom)
+                    ys.append(y), ps.append(p), ws.append(w)
+                    pipe = audit._pipes[(r, m)]
+                    vas.append(pipe["maps"][mp].interval(pipe["raw"]["id_test" if dom == "id" else "ood"]))
+                    parts.append(risk_selection_curve(y, p, sample_weight=w))
+                y, p, w = np.concatenate(ys), np.concatenate(ps), np.concatenate(ws)
+                b = calibration_bins(y, p, n_bins=c.n_bins, sample_weight=w)
+                b["domain"], b["model"], b["mapping"], b["refits"] = dom, m, mp, c.n_refits
                 # 95 % record-bootstrap band of each bin's observed frequency, and the smooth ECE beside ECE-15
                 b["frac_pos_low"], b["frac_pos_high"] = frequency_band(_bin_ids(p, c.n_bins), y, c.n_bins,
                                                                        seed=int(c.seed) + 31)
-                b["smooth_ece"] = smooth_ece(y, p)
-                pipe = audit._pipes[(0, m)]
-                iv = pipe["maps"][mp].interval(pipe["raw"]["id_test" if dom == "id" else "ood"])
-                if iv is not None:  # Venn-Abers: each bin's mean p0 and p1, the band of the diagram
+                b["smooth_ece"] = smooth_ece(y, p, sample_weight=w)
+                if all(iv is not None for iv in vas):  # Venn-Abers: each bin's mean p0 and p1, the band of the diagram
                     ids = _bin_ids(p, c.n_bins)
                     cnt = np.maximum(np.bincount(ids, minlength=c.n_bins), 1)
-                    for nm, v in zip(("va_p0", "va_p1"), iv):
+                    for k, nm in enumerate(("va_p0", "va_p1")):
+                        v = np.concatenate([iv[k] for iv in vas])
                         b[nm] = np.where(b["count"] > 0, np.bincount(ids, weights=v, minlength=c.n_bins) / cnt, np.nan)
                 rel.append(b)
-                cov, risk = risk_selection_curve(y, p)
-                idx = np.minimum(np.searchsorted(cov, grid - 1e-12), len(cov) - 1)
-                curves.append(pd.DataFrame({"coverage": cov[idx], "risk": risk[idx], "domain": dom, "model": m,
-                                            "mapping": mp}))
+                curves.append(mean_curve(parts).assign(domain=dom, model=m, mapping=mp, refits=c.n_refits))
     return {"reliability": pd.concat(rel, ignore_index=True), "curves": pd.concat(curves, ignore_index=True)}

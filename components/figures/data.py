@@ -47,8 +47,17 @@ def class_balance_figure(counts: pd.Series, *, title: str) -> go.Figure:
 
 
 def missingness_figure(columns: pd.DataFrame) -> go.Figure:
-    """Share of missing values per column (only columns with any)."""
+    """Share of missing values per column (only columns with any); says "no missing values" when none has any,
+    instead of an empty chart on a meaningless axis."""
     part = columns[columns["missing_share"] > 0].sort_values("missing_share", ascending=False)
+    if part.empty:
+        fig = go.Figure()
+        fig.update_layout(title="Missing values by column: none", **{**_LAYOUT, "height": 160})
+        fig.add_annotation(text=f"No missing values in any of the {len(columns)} columns.", x=0.5, y=0.5,
+                           xref="paper", yref="paper", showarrow=False, font=dict(size=14, color="#52606d"))
+        fig.update_xaxes(visible=False)
+        fig.update_yaxes(visible=False)
+        return fig
     fig = go.Figure(go.Bar(x=part["column"], y=part["missing_share"]))
     fig.update_layout(title="Missing values by column", **_LAYOUT)
     fig.update_yaxes(title="share missing", tickformat=".0%", range=[0, 1])

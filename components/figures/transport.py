@@ -11,9 +11,13 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
+from dataclasses import replace
+
 from audit_core.findings.cases import class_label
+from audit_core.runs.keys import headline_key, read_key
 from audit_core.runs.registry import RunRecord
 from audit_core.transport.config import class_names_of
+from audit_core.transport.headline import HeadlineSlice, mapping_words, model_words, recorded_headline
 
 from .shift import feature_shift_figure, pooled_domain_auroc
 
@@ -26,11 +30,15 @@ __all__ = [
     "heterogeneity_figure",
     "transport_report_figures",
     "not_run",
+    "slice_subtitle",
     "DOMAIN_COLOURS",
+    "CLASS_COLOURS",
 ]
 
 _LAYOUT = dict(template="plotly_white", margin=dict(l=10, r=10, t=50, b=10), height=380)
 DOMAIN_COLOURS = {"id": "#1f77b4", "ood": "#d62728"}
+#: One colour per class in the class-coverage lines (never a method's colour).
+CLASS_COLOURS = ("#ff7f0e", "#8c564b")
 _NAMES = {"id": "ID test (source)", "ood": "OOD (target)"}
 
 
@@ -51,28 +59,80 @@ def _pick(t: pd.DataFrame, **eq) -> pd.DataFrame:
     return t.loc[m]
 
 
-def reliability_figure(bins: pd.DataFrame, *, model: str, mapping: str) -> go.Figure:
+def _aggregation(t: pd.DataFrame, what: str = "records pooled over") -> str:
+    """How a figure table aggregates refits: ``records pooled over 3 refits``; ``refit 0`` for a run saved before
+    the figures read every refit (its table has no ``refits`` column)."""
+    if "refits" not in t or t.empty:
+        return "refit 0 only"
+    r = int(t["refits"].iloc[0])
+    return f"{what} {r} refit{'s' if r != 1 else ''}"
+
+
+def slice_subtitle(model: str, mapping: str, aggregation: str, headline: HeadlineSlice | None) -> str:
+    """``Platt-calibrated logistic regression (headline slice) · records pooled over 3 refits``, as a subtitle."""
+    tag = ""
+    if headline is not None:
+        tag = (" (headline slice)" if (model, mapping) == (headline.model, headline.mapping)
+               else " (not the headline slice)")
+    return f"<br><sup>{mapping_words(mapping)} {model_words(model)}{tag} · {aggregation}</sup>"
+
+
+def _slice_of(headline: HeadlineSlice | None, model: str, mapping: str, table: pd.DataFrame | None) -> HeadlineSlice:
+    """The headline slice with the figure's model and mapping (the weighting and target stay the headline's)."""
+    if headline is not None:
+        return replace(headline, model=model, mapping=mapping)
+    target = str(table["target_definition"].iloc[0]) if table is not None and len(table) else ""
+    return HeadlineSlice(model=model, mapping=mapping, target_definition=target, weighting="unweighted", n_refits=1)
+
+
+def _refit_mean(table: pd.DataFrame | None, h: HeadlineSlice, **kw) -> float | None:
+    """A quantity's mean over refits on the slice (the key the findings and the gate read), or None."""
+    if table is None or table.empty:
+        return None
+    v, _ = read_key({"results": table}, headline_key(h, **kw))
+    return v if isinstance(v, float) else None
+
+
+def reliability_figure(bins: pd.DataFrame, *, model: str, mapping: str, table: pd.DataFrame | None = None,
+                       headline: HeadlineSlice | None = None, smooth: bool = False,
+                       metric: str = "ece") -> go.Figure:
     """Reliability diagram, ID and OOD overlaid, with bin counts underneath.
 
     Parameters
     ----------
     bins : DataFrame
         ``result.extras["reliability"]``: ``domain, model, mapping, lower,
-        upper, count, mean_p, frac_pos`` and, when present, the band
+        upper, count, mean_p, frac_pos`` and, when present, ``refits`` (the
+        records of all R refits pooled; without it, refit 0), the band
         ``frac_pos_low, frac_pos_high`` and ``smooth_ece`` (saved runs from
         before the band are drawn without it); for the Venn-Abers mapping
         ``va_p0, va_p1``, each bin's mean ``[p0, p1]``, drawn as a dashed band
         (``nan`` for other mappings).
+    table : DataFrame, optional
+        The result table: each domain's legend entry then states the ECE (15
+        equal-width bins) as the mean over refits, the value the findings and
+        the release gate read.
+    headline : HeadlineSlice, optional
+        The run's headline slice: the subtitle says whether the figure shows it.
+    smooth : bool, default False
+        Also state the smooth ECE of the pooled records, labelled as another estimator.
+    metric : str, default "ece"
+        The calibration metric of the legend (``ece_top`` for a multi-class run).
     """
+    h = _slice_of(headline, model, mapping, table)
     fig = make_subplots(rows=2, cols=1, shared_xaxes=True, row_heights=[0.72, 0.28], vertical_spacing=0.06)
     fig.add_trace(go.Scatter(x=[0, 1], y=[0, 1], mode="lines", line=dict(dash="dot", color="grey"),
                              name="perfect calibration"), row=1, col=1)
+    other = []
     for dom in ("id", "ood"):
         b = _pick(bins, domain=dom, model=model, mapping=mapping)
         nz = b[b["count"] > 0]
         name = _NAMES[dom]
-        if "smooth_ece" in b and len(b):
-            name += f" · smooth ECE {float(b['smooth_ece'].iloc[0]):.3f}"
+        ece = _refit_mean(table, h, analysis="metrics", metric=metric, domain=dom)
+        if ece is not None:
+            name += f" · {'top-label ECE' if metric == 'ece_top' else 'ECE'} {ece:.3f}"
+        if smooth and "smooth_ece" in b and len(b):
+            other.append(f"{'ID' if dom == 'id' else 'OOD'} {float(b['smooth_ece'].iloc[0]):.3f}")
         if "frac_pos_low" in b and len(nz):  # 95 % bootstrap band of the observed frequency
             fig.add_trace(go.Scatter(x=np.r_[nz["mean_p"], nz["mean_p"][::-1]],
                                      y=np.r_[nz["frac_pos_high"], nz["frac_pos_low"][::-1]], fill="toself",
@@ -90,8 +150,14 @@ def reliability_figure(bins: pd.DataFrame, *, model: str, mapping: str) -> go.Fi
         fig.add_trace(go.Bar(x=(b["lower"] + b["upper"]) / 2, y=b["count"], width=(b["upper"] - b["lower"]) * 0.45,
                              offset=0 if dom == "ood" else -(b["upper"] - b["lower"]).iloc[0] * 0.45,
                              marker_color=DOMAIN_COLOURS[dom], name=f"{_NAMES[dom]} count", showlegend=False),
-                      row=2, col=1)
-    fig.update_layout(title=f"Reliability diagram · {model} · {mapping}", **{**_LAYOUT, "height": 460})
+                      row=1 + 1, col=1)
+    agg = _aggregation(bins) + ("; ECE: mean over refits" if table is not None else "")
+    fig.update_layout(title="Reliability diagram" + slice_subtitle(model, mapping, agg, headline),
+                      **{**_LAYOUT, "height": 480, "margin": dict(l=10, r=10, t=70, b=10)})
+    if other:
+        fig.add_annotation(text="Another estimator, smooth ECE (kernel, pooled records): " + ", ".join(other),
+                           x=0, y=1.0, xref="paper", yref="paper", xanchor="left", yanchor="bottom",
+                           showarrow=False, font=dict(size=11, color="#52606d"))
     fig.update_xaxes(title_text="predicted probability (bin mean)", range=[0, 1], row=2, col=1)
     fig.update_yaxes(title_text="observed frequency", range=[0, 1], row=1, col=1)
     fig.update_yaxes(title_text="records", row=2, col=1)
@@ -99,62 +165,87 @@ def reliability_figure(bins: pd.DataFrame, *, model: str, mapping: str) -> go.Fi
 
 
 def risk_selection_figure(curves: pd.DataFrame, table: pd.DataFrame, *, model: str, mapping: str,
-                          selection_rate: float) -> go.Figure:
-    """Risk–selection curves (refit 0) with the transported operating point marked.
+                          selection_rate: float, headline: HeadlineSlice | None = None) -> go.Figure:
+    """Risk–selection curves with the transported operating point marked, both on the same refits.
 
-    The operating point uses the source threshold for ``selection_rate``;
-    on the OOD curve it lands at the *achieved* rate, not the desired one.
+    The curves are the means over refits (``refits`` column); the operating
+    point uses the source threshold for ``selection_rate`` and is the mean over
+    refits of the achieved rate and risk (the findings' numbers); on the OOD
+    curve it lands at the *achieved* rate, not the desired one. A run saved
+    before the curves read every refit draws refit 0, curve and points, and
+    says so.
     """
     fig = go.Figure()
+    h = _slice_of(headline, model, mapping, table)
+    per_refit = "refits" in curves and len(curves)
     for dom in ("id", "ood"):
         c = _pick(curves, domain=dom, model=model, mapping=mapping)
         fig.add_trace(go.Scatter(x=c["coverage"], y=c["risk"], mode="lines", name=_NAMES[dom],
                                  line=dict(color=DOMAIN_COLOURS[dom])))
-        sel = _pick(table, analysis="selective", domain=dom, model=model, mapping=mapping, refit=0,
-                    condition="clean", weighting="unweighted")
-        sel = sel[np.isclose(sel["selection_rate"], selection_rate)]
-        rate = sel.loc[sel["metric"] == "rate", "value"]
-        risk = sel.loc[sel["metric"] == "risk", "value"]
-        if len(rate) and len(risk):
-            fig.add_trace(go.Scatter(x=[rate.iloc[0]], y=[risk.iloc[0]], mode="markers",
+        if per_refit:
+            kw = dict(analysis="selective", domain=dom, selection_rate=float(selection_rate))
+            rate, risk = (_refit_mean(table, h, metric=m, **kw) for m in ("rate", "risk"))
+        else:
+            sel = _pick(table, analysis="selective", domain=dom, model=model, mapping=mapping, refit=0,
+                        condition="clean", weighting="unweighted")
+            sel = sel[np.isclose(sel["selection_rate"], selection_rate)]
+            r0, k0 = sel.loc[sel["metric"] == "rate", "value"], sel.loc[sel["metric"] == "risk", "value"]
+            rate, risk = (float(r0.iloc[0]), float(k0.iloc[0])) if len(r0) and len(k0) else (None, None)
+        if rate is not None and risk is not None:
+            fig.add_trace(go.Scatter(x=[rate], y=[risk], mode="markers",
                                      marker=dict(size=13, symbol="diamond", color=DOMAIN_COLOURS[dom],
                                                  line=dict(color="black", width=1)),
-                                     name=f"transported τ (s = {selection_rate:g}) · {dom}"))
+                                     name=f"threshold answering {selection_rate:.0%} of source cases · {dom}: "
+                                          f"answers {rate:.0%}, error {risk:.0%}"))
     fig.add_vline(x=selection_rate, line_dash="dot", line_color="grey")
-    fig.update_layout(title=f"Risk–selection curves · {model} · {mapping}", xaxis_title="selection rate (coverage)",
-                      yaxis_title="selective risk", **_LAYOUT)
+    agg = _aggregation(curves, "mean of") if per_refit else "refit 0 only"
+    fig.update_layout(title="Risk–selection curves" + slice_subtitle(model, mapping, agg, headline),
+                      xaxis_title="selection rate (share answered)", yaxis_title="selective risk (error rate)",
+                      **{**_LAYOUT, "margin": dict(l=10, r=10, t=70, b=10), "height": 420})
     return fig
 
 
 def frontier_figure(table: pd.DataFrame, *, model: str, mapping: str, domain: str = "ood",
-                    class_names: tuple[str, str] | None = None) -> go.Figure:
+                    class_names: tuple[str, str] | None = None, headline: HeadlineSlice | None = None) -> go.Figure:
     """Coverage–set-size frontier across α, marginal vs label-conditional, with class coverage.
 
-    Points are means over refits; each point is labelled by its α. ``class_names`` (classes 0 and 1, as
-    declared: :func:`audit_core.transport.config.class_names_of`) name the class-coverage traces
-    ("coverage of 'yes'"); without them they say "class 1".
+    Points are means over refits; each point is labelled by its α, the labels of the two curves on opposite
+    sides and never clipped at the plot edge. ``class_names`` (classes 0 and 1, as declared:
+    :func:`audit_core.transport.config.class_names_of`) name the class-coverage traces ("coverage of class
+    'yes'", "coverage of class other than 'yes'"); without them they say "class 1". Each class has its own colour (the method is the line's dash and marker).
     """
     fig = go.Figure()
-    styles = {"marginal": ("circle", "#2ca02c", "top left"), "label_conditional": ("square", "#9467bd", "bottom right")}
-    for method, (symbol, colour, where) in styles.items():  # α labels on opposite sides: the two curves run close
+    styles = {"marginal": ("circle", "#2ca02c", "top left", "solid"),
+              "label_conditional": ("square", "#9467bd", "bottom right", "dash")}
+    xs = []
+    weighting = headline.weighting if headline is not None else "unweighted"
+    for method, (symbol, colour, where, dash) in styles.items():  # α labels on opposite sides: the curves run close
         t = _pick(table, analysis=f"conformal_{method}", domain=domain, model=model, mapping=mapping,
-                  condition="clean", weighting="unweighted")
+                  condition="clean", weighting=weighting)
         g = t.groupby(["alpha", "metric"])["value"].mean().unstack("metric").reset_index().sort_values("alpha")
         if g.empty:
             continue
         label = method.replace("_", "-")
+        xs += list(g["mean_set_size"])
         fig.add_trace(go.Scatter(x=g["mean_set_size"], y=g["coverage"], mode="lines+markers+text", name=label,
-                                 marker=dict(symbol=symbol, size=10, color=colour), line=dict(color=colour),
-                                 text=[f"α={a:g}" for a in g["alpha"]], textposition=where))
-        for cls, dash in (("coverage_class0", "dot"), ("coverage_class1", "dash")):
+                                 marker=dict(symbol=symbol, size=10, color=colour), line=dict(color=colour, dash=dash),
+                                 text=[f"α={a:g}" for a in g["alpha"]], textposition=where, cliponaxis=False))
+        for cls in ("coverage_class0", "coverage_class1"):
+            code = int(cls[-1])
             fig.add_trace(go.Scatter(x=g["mean_set_size"], y=g[cls], mode="lines+markers",
-                                     name=f"{label} · coverage of {class_label(class_names, int(cls[-1]))}",
-                                     line=dict(color=colour, dash=dash),
-                                     marker=dict(symbol=symbol, size=6, color=colour), opacity=0.7))
+                                     name=f"{label} · coverage of class {class_label(class_names, code)}",
+                                     line=dict(color=CLASS_COLOURS[code], dash=dash, width=1.5),
+                                     marker=dict(symbol=symbol, size=7, color=CLASS_COLOURS[code])))
         for a in g["alpha"]:
             fig.add_hline(y=1 - a, line_dash="dot", line_color="lightgrey")
-    fig.update_layout(title=f"Coverage–set-size frontier · {_NAMES.get(domain, domain)} · {model} · {mapping}",
-                      xaxis_title="mean set size", yaxis_title="coverage", **{**_LAYOUT, "height": 420})
+    if xs:  # room for the α labels left and right of the outermost points
+        lo, hi = min(xs), max(xs)
+        pad = max(0.12 * (hi - lo), 0.06)
+        fig.update_xaxes(range=[lo - pad, hi + pad])
+    fig.update_layout(title=f"Coverage–set-size frontier · {_NAMES.get(domain, domain)}"
+                            + slice_subtitle(model, mapping, "means over refits", headline),
+                      xaxis_title="mean set size", yaxis_title="coverage",
+                      **{**_LAYOUT, "height": 460, "margin": dict(l=10, r=10, t=80, b=10)})
     return fig
 
 
@@ -164,8 +255,10 @@ def _not_run(fig: go.Figure, what: str, how: str) -> go.Figure:
     return not_run(fig, f"{what}: not run — {how}.")
 
 
-def stress_figure(table: pd.DataFrame, *, model: str, mapping: str, metric: str = "auroc") -> go.Figure:
-    """Random-set deletions (the whole distribution) against targeted deletion and other conditions."""
+def stress_figure(table: pd.DataFrame, *, model: str, mapping: str, metric: str = "auroc",
+                  headline: HeadlineSlice | None = None) -> go.Figure:
+    """Random-set deletions (the whole distribution, every refit) against targeted deletion and other conditions
+    (means over refits)."""
     fig = go.Figure()
     base = _pick(table, analysis="metrics", model=model, mapping=mapping, metric=metric, weighting="unweighted")
     if not (base["condition"] != "clean").any():
@@ -183,8 +276,11 @@ def stress_figure(table: pd.DataFrame, *, model: str, mapping: str, metric: str 
                 fig.add_trace(go.Scatter(x=[_NAMES[dom]], y=[v.mean()], mode="markers",
                                          marker=dict(symbol=sym, size=14, color=col, line=dict(width=2, color=col)),
                                          name=cond + (" (bound)" if cond == "oracle" else ""), showlegend=dom == "id"))
-    fig.update_layout(title=f"Evidence degradation · {metric} · random sets vs targeted deletion",
-                      yaxis_title=metric, xaxis_title="test set", boxmode="group", **_LAYOUT)
+    fig.update_layout(title=f"Evidence degradation · {metric} · random sets vs targeted deletion"
+                            + slice_subtitle(model, mapping, "every refit's random sets; other marks: means over refits",
+                                        headline),
+                      yaxis_title=metric, xaxis_title="test set", boxmode="group",
+                      **{**_LAYOUT, "margin": dict(l=10, r=10, t=70, b=10)})
     if not (base["condition"].str.startswith("random_set:") | (base["condition"] == "targeted")).any():
         return not_run(fig, "Degradation stress not run: add 'degradation' to the stresses to delete evidence "
                             "groups (targeted and random sets).")
@@ -215,7 +311,7 @@ def target_definition_figure(table: pd.DataFrame, *, domain: str = "ood") -> go.
 
 
 def heterogeneity_figure(table: pd.DataFrame, *, model: str, mapping: str, metric: str = "brier_score",
-                         class_names: tuple[str, str] | None = None) -> go.Figure:
+                         class_names: tuple[str, str] | None = None, headline: HeadlineSlice | None = None) -> go.Figure:
     """A metric by class and declared subgroup, ID vs OOD (mean over refits); classes named as declared
     (``class_names``, see :func:`frontier_figure`)."""
     t = _pick(table, analysis="heterogeneity", model=model, mapping=mapping, metric=metric)
@@ -223,8 +319,9 @@ def heterogeneity_figure(table: pd.DataFrame, *, model: str, mapping: str, metri
     for dom in ("id", "ood"):
         g = t[t["domain"] == dom].groupby("condition")["value"].mean()
         fig.add_trace(go.Bar(x=[_condition_label(c, class_names) for c in g.index], y=g.values, name=_NAMES[dom], marker_color=DOMAIN_COLOURS[dom]))
-    fig.update_layout(title=f"Heterogeneity · {metric}", barmode="group", yaxis_title=metric,
-                      xaxis_title="class or subgroup", **_LAYOUT)
+    fig.update_layout(title=f"Heterogeneity · {metric}" + slice_subtitle(model, mapping, "means over refits", headline),
+                      barmode="group", yaxis_title=metric, xaxis_title="class or subgroup",
+                      **{**_LAYOUT, "margin": dict(l=10, r=10, t=70, b=10)})
     fig.update_xaxes(tickangle=-30)
     if t.empty:
         return not_run(fig, f"Heterogeneity not computed for {metric}: no class or subgroup rows in this run.")
@@ -247,27 +344,27 @@ def transport_report_figures(record: RunRecord) -> list[tuple[str, go.Figure]]:
     t = tables.get("results")
     if t is None or t.empty or (record.manifest or {}).get("multiclass"):
         return []  # a multi-class run: components.figures.transport_mc.transport_any_report_figures draws it
-    cfg = record.config or {}
-    models = cfg.get("models") or sorted(t["model"].replace("", np.nan).dropna().unique())
-    mappings = cfg.get("mappings") or sorted(t["mapping"].replace("", np.nan).dropna().unique())
-    model = models[0]
-    mapping = "platt" if "platt" in mappings else mappings[0]
+    h = recorded_headline(record.manifest, record.config)
+    cfg = (record.manifest or {}).get("config") or record.config or {}
+    if isinstance(h, str):
+        return []
+    model, mapping = h.model, h.mapping
     rates = cfg.get("selection_rates") or [0.8]
     s = 0.8 if 0.8 in rates else rates[len(rates) // 2]
+    kw = dict(model=model, mapping=mapping, headline=h)
     out = []
     if "reliability" in tables:
-        out.append(("Reliability diagram", reliability_figure(tables["reliability"], model=model, mapping=mapping)))
+        out.append(("Reliability diagram", reliability_figure(tables["reliability"], table=t, **kw)))
     if "curves" in tables:
-        out.append(("Risk–selection curves", risk_selection_figure(tables["curves"], t, model=model, mapping=mapping,
-                                                                   selection_rate=s)))
-    names = class_names_of((record.manifest or {}).get("config") or cfg)
-    out.append(("Coverage–set-size frontier", frontier_figure(t, model=model, mapping=mapping, class_names=names)))
+        out.append(("Risk–selection curves", risk_selection_figure(tables["curves"], t, selection_rate=s, **kw)))
+    names = class_names_of(cfg)
+    out.append(("Coverage–set-size frontier", frontier_figure(t, class_names=names, **kw)))
     if t["condition"].str.startswith("random_set:").any():
-        out.append(("Evidence degradation", stress_figure(t, model=model, mapping=mapping)))
+        out.append(("Evidence degradation", stress_figure(t, **kw)))
     if (t["analysis"] == "target_decomposition").any():
         out.append(("Target-definition decomposition", target_definition_figure(t)))
     if (t["analysis"] == "heterogeneity").any():
-        out.append(("Heterogeneity", heterogeneity_figure(t, model=model, mapping=mapping, class_names=names)))
+        out.append(("Heterogeneity", heterogeneity_figure(t, class_names=names, **kw)))
     if "feature_shift" in tables and not tables["feature_shift"].empty:
         out.append(("Why it moved (feature shift)", feature_shift_figure(tables["feature_shift"],
                                                                           domain_auroc=pooled_domain_auroc(tables))))

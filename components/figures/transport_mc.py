@@ -13,7 +13,10 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from .transport import DOMAIN_COLOURS, not_run, reliability_figure, risk_selection_figure, transport_report_figures
+from audit_core.transport.headline import recorded_headline
+
+from .transport import (DOMAIN_COLOURS, slice_subtitle, not_run, reliability_figure, risk_selection_figure,
+                        transport_report_figures)
 
 __all__ = ["mc_reliability_figure", "mc_class_conformal_figure", "mc_risk_selection_figure", "mc_report_figures",
            "SCORE_LABELS", "transport_any_report_figures"]
@@ -23,14 +26,16 @@ _NAMES = {"id": "ID test (source)", "ood": "OOD (target)"}
 SCORE_LABELS = {"lac": "LAC", "aps": "APS", "raps": "RAPS"}
 
 
-def mc_reliability_figure(bins: pd.DataFrame, *, model: str, mapping: str) -> go.Figure:
+def mc_reliability_figure(bins: pd.DataFrame, *, model: str, mapping: str, table: pd.DataFrame | None = None,
+                          headline=None) -> go.Figure:
     """Top-label reliability diagram, ID vs OOD: each bin's accuracy against its mean ``max_c P_c``.
 
     ``bins`` is ``result.extras["reliability"]`` of a multi-class run (the binary diagram's columns, with
-    ``frac_pos`` the share of records whose arg-max class is right), drawn by the binary builder and relabelled.
+    ``frac_pos`` the share of records whose arg-max class is right), drawn by the binary builder and relabelled;
+    with ``table`` the legend states the top-label ECE (mean over refits).
     """
-    fig = reliability_figure(bins, model=model, mapping=mapping)
-    fig.update_layout(title=f"Top-label reliability diagram · {model} · {mapping}")
+    fig = reliability_figure(bins, model=model, mapping=mapping, table=table, headline=headline, metric="ece_top")
+    fig.update_layout(title=fig.layout.title.text.replace("Reliability diagram", "Top-label reliability diagram", 1))
     fig.update_xaxes(title_text="confidence max_c P_c (bin mean)", row=2, col=1)
     fig.update_yaxes(title_text="accuracy of the arg-max class", row=1, col=1)
     return fig
@@ -47,7 +52,8 @@ def _class_means(table: pd.DataFrame, *, analysis: str, domain: str, model: str,
 
 
 def mc_class_conformal_figure(table: pd.DataFrame, *, model: str, mapping: str, alpha: float,
-                              class_names, scores=("lac", "aps", "raps"), method: str = "marginal") -> go.Figure:
+                              class_names, scores=("lac", "aps", "raps"), method: str = "marginal",
+                              headline=None) -> go.Figure:
     """Per-class conformal coverage (top row, with the ``1 − α`` line) and mean set size (bottom row), ID vs OOD.
 
     One column per conformal score (LAC, APS, RAPS); bars are means over refits of the rows
@@ -59,7 +65,8 @@ def mc_class_conformal_figure(table: pd.DataFrame, *, model: str, mapping: str, 
     fig = make_subplots(rows=2, cols=max(len(scores), 1), shared_yaxes="rows", vertical_spacing=0.12,
                         horizontal_spacing=0.04, subplot_titles=[SCORE_LABELS.get(s, s) for s in scores] or None)
     label = method.replace("_", "-")
-    fig.update_layout(title=f"Per-class conformal sets ({label}, α = {alpha:g}) · {model} · {mapping}",
+    fig.update_layout(title=f"Per-class conformal sets ({label}, α = {alpha:g})"
+                            + slice_subtitle(model, mapping, "means over refits", headline),
                       template="plotly_white", margin=dict(l=10, r=10, t=80, b=10), height=560, barmode="group")
     if not scores:
         return not_run(fig, "No conformal rows in this run.")
@@ -82,31 +89,36 @@ def mc_class_conformal_figure(table: pd.DataFrame, *, model: str, mapping: str, 
 
 
 def mc_risk_selection_figure(curves: pd.DataFrame, table: pd.DataFrame, *, model: str, mapping: str,
-                             selection_rate: float) -> go.Figure:
-    """Selective risk of the arg-max answer against the selection rate (accept when ``max_c P_c ≥ τ``), refit 0,
-    with the transported operating point; the binary builder on the multi-class tables, relabelled."""
-    fig = risk_selection_figure(curves, table, model=model, mapping=mapping, selection_rate=selection_rate)
-    fig.update_layout(title=f"Max-probability selective risk · {model} · {mapping}",
-                      xaxis_title="selection rate (share answered, most confident first)",
-                      yaxis_title="selective risk (arg-max wrong among the answered)")
+                             selection_rate: float, headline=None) -> go.Figure:
+    """Selective risk of the arg-max answer against the selection rate (accept when ``max_c P_c ≥ τ``), means over
+    refits, with the transported operating point; the binary builder on the multi-class tables, relabelled. The
+    axis titles are short (they must fit the plot); the subtitle says what the risk counts."""
+    fig = risk_selection_figure(curves, table, model=model, mapping=mapping, selection_rate=selection_rate,
+                                headline=headline)
+    title = fig.layout.title.text.replace("Risk–selection curves", "Max-probability selective risk", 1)
+    fig.update_layout(title=title.replace("</sup>", " · risk: the most probable class is wrong</sup>"),
+                      xaxis_title="share answered (most confident first)", yaxis_title="selective risk")
     return fig
 
 
-def mc_report_figures(tables, *, model: str, mapping: str, class_names, alphas, selection_rates) -> list:
+def mc_report_figures(tables, *, model: str, mapping: str, class_names, alphas, selection_rates,
+                      headline=None) -> list:
     """The figures of a saved multi-class run (for the report), from its stored tables only."""
     t = tables["results"]
     out = []
     if "reliability" in tables:
         out.append(("Top-label reliability diagram", mc_reliability_figure(tables["reliability"], model=model,
-                                                                           mapping=mapping)))
+                                                                           mapping=mapping, table=t,
+                                                                           headline=headline)))
     if "curves" in tables:
         s = 0.8 if 0.8 in selection_rates else selection_rates[len(selection_rates) // 2]
         out.append(("Max-probability selective risk", mc_risk_selection_figure(tables["curves"], t, model=model,
-                                                                               mapping=mapping, selection_rate=s)))
+                                                                               mapping=mapping, selection_rate=s,
+                                                                               headline=headline)))
     if alphas:
         a = 0.1 if any(np.isclose(alphas, 0.1)) else alphas[len(alphas) // 2]
         out.append(("Per-class conformal sets", mc_class_conformal_figure(t, model=model, mapping=mapping, alpha=a,
-                                                                          class_names=class_names)))
+                                                                          class_names=class_names, headline=headline)))
     return out
 
 
@@ -120,8 +132,9 @@ def transport_any_report_figures(record) -> list:
     if t is None or t.empty:
         return []
     cfg = manifest.get("config") or record.config or {}
-    models = cfg.get("models") or sorted(t["model"].replace("", np.nan).dropna().unique())
-    mappings = cfg.get("mappings") or sorted(t["mapping"].replace("", np.nan).dropna().unique())
-    mapping = "temperature" if "temperature" in mappings else mappings[0]
-    return mc_report_figures(record.tables, model=models[0], mapping=mapping, class_names=manifest.get("classes", []),
-                             alphas=list(cfg.get("alphas") or []), selection_rates=list(cfg.get("selection_rates") or [0.8]))
+    h = recorded_headline(manifest, record.config)
+    if isinstance(h, str):
+        return []
+    return mc_report_figures(record.tables, model=h.model, mapping=h.mapping, class_names=manifest.get("classes", []),
+                             alphas=list(cfg.get("alphas") or []), selection_rates=list(cfg.get("selection_rates") or [0.8]),
+                             headline=h)

@@ -31,13 +31,17 @@ from __future__ import annotations
 import datetime as _dt
 import html
 import json
+import re
 from pathlib import Path
 
 import pandas as pd
 import plotly.graph_objects as go
 
 from audit_core.errors import AuditInputError
-from audit_core.findings import Finding, gate_findings, record_findings
+from audit_core.findings import Finding, gate_findings, record_findings, report_findings
+from audit_core.findings.gate import VERDICT_WORDS
+from audit_core.findings.glossary import explain
+from audit_core.findings.records import GATE_KINDS
 from audit_core.runs.bundle import write_file
 from audit_core.runs.gate import GateResult, compare_runs
 from audit_core.runs.registry import RunRecord
@@ -52,8 +56,6 @@ __all__ = ["MAX_TABLE_ROWS", "render_report", "summary_frame", "write_report"]
 MAX_TABLE_ROWS = 50
 #: Figures shown in the executive summary (the first ones each audit's builder returns).
 KEY_FIGURES = 3
-#: Audit kinds whose runs give release-gate grounds on their own.
-GATE_KINDS = ("model", "fragility", "transport")
 
 
 def summary_frame(record: RunRecord) -> pd.DataFrame:
@@ -101,9 +103,14 @@ def _figure_div(fig: go.Figure, i: int) -> str:
                        config={"displaylogo": False, "responsive": True})
 
 
+def _plain_title(text: str | None) -> str:
+    """A figure's title as one line of text: its subtitle after a dash, Plotly's tags removed."""
+    return re.sub(r"<[^>]+>", "", re.sub(r"<br>", " — ", text or "")).strip()
+
+
 def _key_figure(title: str, fig: go.Figure, i: int) -> str:
-    """A summary figure, full width and shorter, its own title moved into the heading."""
-    own = fig.layout.title.text
+    """A summary figure, full width and shorter, its own title (and subtitle) moved into the heading."""
+    own = _plain_title(fig.layout.title.text)
     small = go.Figure(fig).update_layout(title=None, height=300, margin=dict(t=20), legend=dict(font=dict(size=10)))
     return f"<h3>{html.escape(own or title)}</h3>{_figure_div(small, i)}"
 
@@ -121,24 +128,26 @@ def _cube_verdict(record: RunRecord) -> str:
 
 
 def _gate(record: RunRecord, gate: GateResult | None) -> tuple[str, list[Finding]]:
-    """The gate's verdict line (HTML) and its findings: the given gate, the run's own cube, or this run alone."""
+    """The gate's verdict line (HTML) and the findings the first page says: the run's own, then the gate's (the
+    given gate, else the gate on this run alone); a receipts cube run gets its cube's verdict line."""
     if gate is None and record.audit_kind == "receipts":
-        return _cube_verdict(record), []
+        return _cube_verdict(record), record_findings(record)
     if gate is None:
+        findings = report_findings(record)  # the run's findings and the gate on this run alone
         if record.audit_kind not in GATE_KINDS or record.status != "done":
-            return "", []
+            return "", findings
         try:
             gate = compare_runs(record, record)
         except AuditInputError:  # grounds this version cannot read: no verdict line
-            return "", []
-        findings = [f for f in gate_findings(gate) if f.kind != "gate_change"]  # no baseline: nothing changed
+            return "", findings
         where, receipt = f"this run alone, {gate.scope} scope", ""
     else:
-        findings = gate_findings(gate)
+        findings = record_findings(record) + gate_findings(gate)
         where = f"{' + '.join(gate.run_ids_a)} → {' + '.join(gate.run_ids_b)}, {gate.scope} scope"
-        receipt = f" · {gate.verdict_a} → {gate.verdict_b}, receipt {gate.receipt_text}"
+        receipt = (f" · {VERDICT_WORDS.get(gate.verdict_a, gate.verdict_a)} → "
+                   f"{VERDICT_WORDS.get(gate.verdict_b, gate.verdict_b)}")
     cls = "verdict-pass" if gate.passed else "verdict-block"
-    text = f"Release gate ({where}): {gate.verdict_b} · {'PASSED' if gate.passed else 'NOT PASSED'}{receipt}"
+    text = f"Release gate ({where}): release {VERDICT_WORDS.get(gate.verdict_b, gate.verdict_b)}{receipt}"
     return f"<p class='verdict {cls}' id='gate-verdict'>{html.escape(text)}</p>", findings
 
 
@@ -157,7 +166,7 @@ def _summary_page(record: RunRecord, stamp: str, figures: list, verdict_html: st
     if record.error:
         parts.append(f"<p class='status-failed'>Error: {e(record.error)}</p>")
     parts.append(verdict_html)
-    if findings:  # first, before any table: what the run found, in words
+    if findings:  # first, before any table: what the run found, in plain words
         parts += ["<h2>Findings</h2>", "<ul id='findings' class='findings'>"]
         parts += [f"<li class='finding-{e(f.severity)}'>{e(f.text)}</li>" for f in findings]
         parts.append("</ul>")
@@ -174,10 +183,28 @@ def _summary_page(record: RunRecord, stamp: str, figures: list, verdict_html: st
     return parts
 
 
-def _detail(record: RunRecord, figures: list, figure_note: str) -> list[str]:
+def _symbols(details: list[str]) -> list[tuple[str, str]]:
+    """The glossary's plain name of every symbol the detail lines use (metric names, grounds), in order."""
+    seen: dict[str, str] = {}
+    for d in details:
+        for token in re.findall(r"[A-Za-z_][A-Za-z0-9_*]*", d):
+            text = explain(token)
+            if text and token not in seen and len(token) > 2:
+                seen[token] = text
+    return list(seen.items())
+
+
+def _detail(record: RunRecord, figures: list, figure_note: str, details: list[str] = ()) -> list[str]:
     """Everything after the summary: the summary table, verdicts, the other figures, the tables and the manifest."""
     e = html.escape
     parts = ["<div class='detail'>", "<h2>Summary</h2>", _table_html(summary_frame(record), table_id="summary-table")]
+    if details:  # the findings in symbols, each symbol with its plain name
+        parts += ["<h2>Findings in symbols</h2>", "<ul id='finding-details' class='findings'>"]
+        parts += [f"<li>{e(d)}</li>" for d in details]
+        parts.append("</ul>")
+        named = _symbols(details)
+        if named:
+            parts += ["<dl id='symbols'>"] + [f"<dt>{e(k)}</dt><dd>{e(v)}</dd>" for k, v in named] + ["</dl>"]
     verdicts = record.tables.get("verdicts")
     if verdicts is not None:
         parts += ["<h2>Verdicts</h2>", _collapsible("Verdict table", verdicts, table_id="verdict-table")]
@@ -238,7 +265,7 @@ def render_report(record: RunRecord, *, generated_at: str | None = None, gate: G
     except AuditInputError as err:  # tables this version cannot draw: the report keeps the tables
         figures, figure_note = [], f"<p class='note'>{e(err.message)}</p>"
     js, bundle = plotlyjs_for(fig for _, fig in figures)
-    verdict_html, gate_found = _gate(record, gate)
+    verdict_html, findings = _gate(record, gate)
     parts = [
         "<!DOCTYPE html>",
         "<html lang='en'><head><meta charset='utf-8'>",
@@ -249,8 +276,8 @@ def render_report(record: RunRecord, *, generated_at: str | None = None, gate: G
         f"<script type='text/javascript'>{js}</script>",
         PRINT_RESIZE_JS,
         "</head><body>",
-        *_summary_page(record, stamp, figures, verdict_html, record_findings(record) + gate_found),
-        *_detail(record, figures, figure_note),
+        *_summary_page(record, stamp, figures, verdict_html, findings),
+        *_detail(record, figures, figure_note, [f.detail for f in findings if f.detail]),
         "</body></html>",
     ]
     return "\n".join(p for p in parts if p) + "\n"

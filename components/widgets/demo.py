@@ -21,7 +21,9 @@ import streamlit as st
 from audit_core.data.samples import SAMPLES
 from audit_core.findings.cases import STRIKING_RULE, class_name
 from audit_core.findings.demo import DemoOptions, DemoResult, DemoStep, run_demo
+from audit_core.findings.gate import GROUND_NAMES, VERDICT_WORDS
 from audit_core.transport.config import class_names_of
+from audit_core.transport.headline import recorded_headline
 from components import jobs
 from components.feedback import guarded, md_escape
 from components.figures import fragility as ff
@@ -113,8 +115,16 @@ def _step_case(result: DemoResult, step: DemoStep) -> None:
         show_table(case_values(result.workspace, cert), hide_index=True, key="view_demo_case_values", height=420)
 
 
+#: The model comparison's columns in words (symbols in brackets).
+MODEL_COLUMNS = {"model": "model", "heldout_auroc": "ranking quality on held-out rows (AUROC)",
+                 "mean_rcma": "how fast margins collapse per evidence group (mean RCMA, lower = sturdier)",
+                 "mean_fds": "fragility score (mean FDS, lower = sturdier)",
+                 "mean_k_star": "evidence groups removed to flip (mean k*, higher = sturdier)", "role": "role"}
+
+
 def _step_models(result: DemoResult) -> None:
-    show_table(result.models, hide_index=True, key="view_demo_models")
+    table = result.models[[c for c in MODEL_COLUMNS if c in result.models]].rename(columns=MODEL_COLUMNS)
+    show_table(table, hide_index=True, key="view_demo_models")
     if result.case is None:
         return
     cols = st.columns(len(result.batches))
@@ -127,28 +137,33 @@ def _step_models(result: DemoResult) -> None:
 def _step_transport(result: DemoResult) -> None:
     tr, o = result.transport, result.options
     cfg = tr.manifest["config"]
-    model = cfg["models"][0]
-    mapping = "platt" if "platt" in cfg["mappings"] else cfg["mappings"][0]
+    h = recorded_headline(tr.manifest)
+    kw = dict(model=h.model, mapping=h.mapping, headline=h)
     c1, c2 = st.columns(2)
-    c1.plotly_chart(tf.risk_selection_figure(tr.extras["curves"], tr.table, model=model, mapping=mapping,
-                                             selection_rate=o.selection_rate), key="view_demo_risk")
-    c2.plotly_chart(tf.frontier_figure(tr.table, model=model, mapping=mapping, class_names=class_names_of(cfg)),
-                    key="view_demo_frontier")
+    c1.plotly_chart(tf.risk_selection_figure(tr.extras["curves"], tr.table, selection_rate=o.selection_rate, **kw),
+                    key="view_demo_risk")
+    c2.plotly_chart(tf.frontier_figure(tr.table, class_names=class_names_of(cfg), **kw), key="view_demo_frontier")
+    st.caption("Left: the markers are the sentence's numbers (the threshold fitted on the source, applied unchanged "
+               "on each test set), on the curves averaged over the same refits. Right: the share of each class's "
+               "cases whose prediction set contains the truth, against the set size, for each miscoverage α.")
 
 
 def _step_gate(result: DemoResult) -> None:
     g = result.gate
-    st.caption(f"Baseline: the model run alone ({md_escape(g.run_ids_a[0])}), before any audit; candidate: the "
-               f"model, fragility and transport runs of the demo. Deployment scope: {md_escape(g.scope)}.")
+    st.caption(f"Before: the model run alone ({md_escape(g.run_ids_a[0])}), before any audit. After: the model, "
+               f"fragility and transport runs of the demo. Deployment scope: {md_escape(g.scope)}. The figure runs "
+               "every mix of before and after; the outlined cells are the smallest changes that alone give the new "
+               "decision.")
     cube = g.comparison.cube.cube
-    c1, c2 = st.columns([3, 2])
     if cube.k:
-        c1.plotly_chart(cube_view(cube, title=f"Release gate: {cube.v_old} → {cube.v_new}"), key="view_demo_cube")
+        st.plotly_chart(cube_view(cube, title=f"Release decision: {VERDICT_WORDS.get(cube.v_old, cube.v_old)} → "
+                                              f"{VERDICT_WORDS.get(cube.v_new, cube.v_new)}"), key="view_demo_cube")
     t = g.to_frame()
-    table = pd.DataFrame({"ground": t["ground"], "in the receipt": t["in_receipt"].map({True: "yes", False: ""}),
-                          "baseline": t["value_a"].map(_value), "candidate": t["value_b"].map(_value)})
-    with c2:
-        show_table(table, hide_index=True, key="view_demo_gate_grounds")
+    table = pd.DataFrame({"what the gate reads": t["ground"].map(lambda n: GROUND_NAMES.get(n, n)),
+                          "before the audits": t["value_a"].map(_value), "after": t["value_b"].map(_value),
+                          "changed the decision": t["in_receipt"].map({True: "yes", False: ""}),
+                          "name in the rules": t["ground"]})
+    show_table(table, hide_index=True, key="view_demo_gate_grounds")
 
 
 def _value(v) -> str:

@@ -20,13 +20,19 @@ TITLE = "What this run found"
 
 
 def findings_panel(findings: Sequence[Finding], *, key: str) -> None:
-    """One ``st.container(border=True)`` holding the sentences, each with its severity icon."""
+    """One ``st.container(border=True)`` holding the sentences in plain words, each with its severity icon, and
+    below them, closed, the same findings in symbols (metric names, rule ids)."""
     with st.container(border=True, key=key):
         st.markdown(f"**{TITLE}**")
         if not findings:
             st.text("No finding could be stated for this run.")
         for f in findings:
             st.text(f"{ICONS.get(f.severity, ICONS['info'])} {f.text}")
+        details = [f.detail for f in findings if f.detail]
+        if details:
+            with st.expander("In symbols (for analysts)"):
+                for d in details:
+                    st.text(d)
 
 
 def fragility_panel(audit, compare=None) -> None:
@@ -34,7 +40,6 @@ def fragility_panel(audit, compare=None) -> None:
     findings_panel(fragility_findings(audit, models=compare[0] if compare else None), key="view_fr_findings")
 
 
-def transport_panel(result, *, model: str, mapping: str, selection_rate: float) -> None:
-    """Findings of a Transport result for the model, mapping and operating rate chosen on the page."""
-    findings_panel(transport_findings(result, model=model, mapping=mapping, selection_rate=float(selection_rate)),
-                   key="view_tr_findings")
+def transport_panel(result, *, selection_rate: float) -> None:
+    """Findings of a Transport result on its headline slice, at the operating rate chosen on the page."""
+    findings_panel(transport_findings(result, selection_rate=float(selection_rate)), key="view_tr_findings")

@@ -270,12 +270,12 @@ def benchmark_section() -> None:
                f"control relations violated by executed receipts: {len(bench.control_violations)}.")
     m1, m2, m3, m4 = st.columns(4)
     m1.metric("Verdict changes", f"{base.changed.mean():.1%}", f"quota {cfg.change_share:.0%} per stratum × split",
-              delta_color="off")
+              delta_color="off", delta_arrow="off")
     m2.metric("No-op controls", f"{(base.mutation == 'noop').mean():.1%}", "never change the verdict",
-              delta_color="off")
+              delta_color="off", delta_arrow="off")
     m3.metric("Acceptance rate", f"{stats.acceptance_rate:.1%}", f"{stats.candidates} candidates executed",
-              delta_color="off")
-    m4.metric("Generation time", f"{stats.seconds:.1f} s", "certification included", delta_color="off")
+              delta_color="off", delta_arrow="off")
+    m4.metric("Generation time", f"{stats.seconds:.1f} s", "certification included", delta_color="off", delta_arrow="off")
     st.markdown("**Balance** — share of cases that change the verdict in each stratum and split, beside its quota. "
                 "Without it most random edits are inert and “no change” would be the majority answer.")
     st.dataframe(bench.balance_frame(), hide_index=True, key="view_rc_bench_balance")
@@ -394,7 +394,7 @@ def gate_section() -> None:
     stale = _stale(GATE_SLOT, _GATE_INPUTS)
     cube = gc.cube.cube
     st.metric("Release verdict", f"{cube.v_old} → {cube.v_new}",
-              f"receipt {cube.receipt_text}" if cube.changed else "no change", delta_color="off")
+              f"receipt {cube.receipt_text}" if cube.changed else "no change", delta_color="off", delta_arrow="off")
     absent = sorted(set(gc.old_grounds.absent) | set(gc.new_grounds.absent))
     if absent:
         st.warning("Absent grounds (declared UNKNOWN, never guessed): " + ", ".join(map(code, absent)))

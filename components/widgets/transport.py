@@ -23,6 +23,7 @@ from audit_core.errors import fail
 from audit_core.models.training import Workspace
 from audit_core.models.zoo import ZOO
 from audit_core.transport import DEFAULT_TOLERANCES, MAPPINGS, TransportConfig, model_options, run_transport
+from audit_core.transport.headline import HEADLINE_RULE, HeadlineSlice, mapping_words, model_words, recorded_headline
 from audit_core.transport.multiclass.run import (MC_TOLERANCES, MulticlassTransportAudit, is_multiclass_definition,
                                                 run_multiclass_transport)
 from components.counts import count_input
@@ -30,12 +31,14 @@ from components import jobs
 from components.feedback import code, guarded, md_escape
 from components.state import PERSIST, ResultSlot, current_provenance, declaration_digest, registry
 
-__all__ = ["RESULT_KEY", "RESULT_SLOT", "LOCK_KEY", "JOB", "sync_with_declaration", "declaration_section",
-           "model_section", "setup_form", "model_note", "tolerance_section", "run_section", "verdict_table",
-           "harm_table", "downloads"]
+__all__ = ["RESULT_KEY", "RESULT_SLOT", "LOCK_KEY", "HEADLINE_LOCK_KEY", "JOB", "sync_with_declaration",
+           "declaration_section", "model_section", "setup_form", "model_note", "tolerance_section", "locked_headline",
+           "run_section", "verdict_table", "harm_table", "downloads", "headline_of", "view_selectors",
+           "slice_caption"]
 
 RESULT_KEY = "transport_result"  # TransportResult | None
 LOCK_KEY = "transport_locked_tolerances"  # dict | None
+HEADLINE_LOCK_KEY = "transport_locked_headline"  # dict (model, mapping) declared with the lock | None
 SEEDED_KEY = "transport_seeded_for"  # declaration digest the tr_ declaration widgets were seeded from
 JOB = "transport"  # components.jobs name
 #: The result shown on the page, tied to the table and declaration it came from (the models are refitted).
@@ -66,6 +69,7 @@ def sync_with_declaration() -> None:
         if key in st.session_state:
             del st.session_state[key]
     st.session_state[LOCK_KEY] = None
+    st.session_state[HEADLINE_LOCK_KEY] = None
 
 
 def declaration_section(frame: pd.DataFrame, ds_config, info) -> dict:
@@ -99,11 +103,36 @@ def declaration_section(frame: pd.DataFrame, ds_config, info) -> dict:
     return {"domain": domain, "targets": chosen}
 
 
+#: The rule's choice in the headline-slice selectors.
+BY_RULE = "by the rule"
+
+
+def _headline_controls(locked: bool) -> None:
+    """Model and mapping of the headline slice (the reading every headline number uses), locked with the tolerances."""
+    c1, c2 = st.columns(2)
+    c1.selectbox("Headline model", [BY_RULE, *ZOO], key="tr_headline_model", persist_state=PERSIST, disabled=locked,
+                 format_func=lambda k: k if k == BY_RULE else ZOO[k][0],
+                 help="The model whose numbers the findings, the release gate, the model card and the report "
+                      "quote. By the rule: the first model of the run.")
+    c2.selectbox("Headline mapping", [BY_RULE, *MAPPINGS], key="tr_headline_mapping", persist_state=PERSIST,
+                 disabled=locked,
+                 help="The probability mapping those numbers read. By the rule: Platt scaling when the run fits it "
+                      "(temperature scaling for a multi-class target), else the first mapping.")
+    st.caption(f"Headline slice by the rule: {HEADLINE_RULE}. Declare another model or mapping here, before any "
+               "result is seen; the run must fit it.")
+
+
+def locked_headline() -> dict[str, str] | None:
+    """The headline slice declared when the tolerances were locked (``None``: the rule decides everything)."""
+    return st.session_state.get(HEADLINE_LOCK_KEY) or None
+
+
 def tolerance_section(multiclass: bool = False) -> dict | None:
-    """Tolerances δ_m, locked before the run (with the multi-class metrics' δ for a multi-class target)."""
+    """Tolerances δ_m and the headline slice, locked before the run (with the multi-class metrics' δ for a
+    multi-class target)."""
     locked = st.session_state.get(LOCK_KEY)
-    st.markdown("**Tolerances δ_m** — declared before any target result is seen, then locked.",
-                help=explain("δ_m"))
+    st.markdown("**Tolerances δ_m and the headline slice** — declared before any target result is seen, then "
+                "locked.", help=explain("δ_m"))
     declared = {**DEFAULT_TOLERANCES, **(MC_TOLERANCES if multiclass else {})}
     cols = st.columns(4)
     for i, (m, v) in enumerate(declared.items()):
@@ -112,15 +141,21 @@ def tolerance_section(multiclass: bool = False) -> dict | None:
         cols[i % 4].number_input(m, min_value=0.0, value=float(v), step=0.005, format="%.3f", key=f"tr_tol_{m}",
                                  persist_state=PERSIST, disabled=locked is not None,
                                  help=f"{explain(m)} Tolerance: the largest change of it declared harmless.")
+    _default("tr_headline_model", BY_RULE)
+    _default("tr_headline_mapping", BY_RULE)
+    _headline_controls(locked is not None)
     if locked is None:
-        if st.button("Lock tolerances", key="act_tr_lock"):
+        if st.button("Lock tolerances and headline", key="act_tr_lock"):
             st.session_state[LOCK_KEY] = {m: float(st.session_state[f"tr_tol_{m}"]) for m in declared}
+            chosen = {"model": st.session_state["tr_headline_model"], "mapping": st.session_state["tr_headline_mapping"]}
+            st.session_state[HEADLINE_LOCK_KEY] = {k: v for k, v in chosen.items() if v != BY_RULE}
             st.rerun()
         st.info("Lock the tolerances to enable the run.")
     else:
-        st.success("Tolerances locked.", icon=":material/lock:")
+        st.success("Tolerances and headline slice locked.", icon=":material/lock:")
         if st.button("Unlock (discards the current result)", key="act_tr_unlock"):
             st.session_state[LOCK_KEY] = None
+            st.session_state[HEADLINE_LOCK_KEY] = None
             RESULT_SLOT.clear()
             st.rerun()
     return st.session_state.get(LOCK_KEY)
@@ -176,7 +211,8 @@ def setup_form(ws: Workspace | None = None) -> tuple[dict, Any]:
     c1, c2, c4 = st.columns(3)
     count_input(c1, "Refits R", count="refits", key="tr_refits", persist_state=PERSIST, min_value=1, step=1)
     c2.number_input("Seed", min_value=0, step=1, key="tr_seed", persist_state=PERSIST)
-    c4.multiselect("Probability mappings (the first is the one the release gate reads)", list(MAPPINGS),
+    c4.multiselect("Probability mappings (the headline slice, which the release gate reads, is set above)",
+                   list(MAPPINGS),
                    key="tr_mappings", persist_state=PERSIST,
                    help="raw: the model's own probability. platt: a logistic fit on its logit. isotonic: a "
                         "monotone step fit. temperature: the logit divided by one fitted number T. beta: beta "
@@ -249,7 +285,7 @@ def _start(table, ds_config, decl: dict, options: dict, tolerances: dict, fixed=
     mc_tol = {k: v for k, v in tolerances.items() if k in MC_TOLERANCES}  # the multi-class metrics' δ
     tolerances = {k: v for k, v in tolerances.items() if k not in MC_TOLERANCES}
     cfg = TransportConfig.from_dataset(ds, tolerances=tolerances, strata_columns=subgroups,
-                                       subgroup_columns=subgroups, **options)
+                                       subgroup_columns=subgroups, headline=locked_headline(), **options)
     if multiclass:  # its refusals (an imported model as it is, Venn-Abers) show at once, not from the job
         MulticlassTransportAudit(cfg, tolerances=mc_tol)
     reg = registry()
@@ -308,10 +344,10 @@ def model_note(result) -> str:
             + (f" (settings {code(params)})" if params else "") + ", refitted on each refit's train partition.")
 
 
-def id_ood_table(table: pd.DataFrame, *, model: str, mapping: str) -> pd.DataFrame:
+def id_ood_table(table: pd.DataFrame, *, model: str, mapping: str, weighting: str = "unweighted") -> pd.DataFrame:
     """Mean ID, OOD and paired change per metric across refits."""
     t = table[(table["analysis"] == "metrics") & (table["condition"] == "clean") & (table["model"] == model)
-              & (table["mapping"] == mapping) & (table["weighting"] == "unweighted")]
+              & (table["mapping"] == mapping) & (table["weighting"] == weighting)]
     g = t.groupby(["metric", "domain"])["value"].agg(["mean", "std"]).unstack("domain")
     g.columns = [f"{d} {s}" for s, d in g.columns]
     return g.reset_index()
@@ -328,3 +364,42 @@ def downloads(result, *, stale: bool = False) -> None:
                        key="act_tr_dl_json", disabled=stale)
     c3.download_button("Manifest (JSON)", json.dumps(result.manifest, indent=1, default=str),
                        file_name="transport_manifest.json", key="act_tr_dl_manifest", disabled=stale)
+
+
+def headline_of(result) -> HeadlineSlice | None:
+    """The headline slice a result records (the rule on its config for a result from before the record)."""
+    h = recorded_headline(result.manifest)
+    return None if isinstance(h, str) else h
+
+
+def slice_caption(model: str, mapping: str, headline: HeadlineSlice | None, aggregation: str) -> str:
+    """Which slice a tab's table shows, in words (and whether it is the headline slice)."""
+    tag = "" if headline is None else (" — the headline slice" if (model, mapping) == (headline.model, headline.mapping)
+                                       else " — not the headline slice")
+    return f"{md_escape(mapping_words(mapping))} {md_escape(model_words(model))}{tag}: {aggregation}."
+
+
+def view_selectors(result, headline: HeadlineSlice | None) -> tuple[str, str, float]:
+    """Model, mapping and operating rate of the figures, defaulting to the headline slice; says which slice the
+    findings read and whether the figures show it."""
+    cfg = result.manifest["config"]
+    c1, c2, c3 = st.columns(3)
+    models, mappings = list(cfg["models"]), list(cfg["mappings"])
+    h_model = headline.model if headline is not None and headline.model in models else models[0]
+    h_mapping = headline.mapping if headline is not None and headline.mapping in mappings else mappings[0]
+    if st.session_state.get("tr_view_model") not in models:
+        st.session_state["tr_view_model"] = h_model
+    if st.session_state.get("tr_view_mapping") not in mappings:
+        st.session_state["tr_view_mapping"] = h_mapping
+    model = c1.selectbox("Figures: model", models, key="tr_view_model", persist_state=PERSIST)
+    mapping = c2.selectbox("Figures: mapping", mappings, key="tr_view_mapping", persist_state=PERSIST)
+    rates = list(cfg["selection_rates"])
+    rate = c3.selectbox("Operating selection rate", rates, index=min(2, len(rates) - 1), key="tr_view_rate",
+                        persist_state=PERSIST)
+    if headline is not None:
+        shown = "the figures show it" if (model, mapping) == (headline.model, headline.mapping) else (
+            "the figures below show another slice, and their titles say so")
+        st.caption(f"Headline slice{' (declared)' if headline.declared else ' (by the rule)'}: "
+                   f"{md_escape(headline.describe())}; ECE on {headline.n_bins} equal-width bins. The findings, the "
+                   f"release gate, the model card and the report read it; {shown}.")
+    return model, mapping, rate

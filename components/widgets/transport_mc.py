@@ -51,7 +51,8 @@ def setup_note(mappings) -> None:
             icon=":material/category:")
 
 
-def results_view(result, *, model: str, mapping: str, selection_rate: float, stale: bool = False) -> None:
+def results_view(result, *, model: str, mapping: str, selection_rate: float, stale: bool = False,
+                 headline=None) -> None:
     """The result tabs of a multi-class run: only tabs with content; what was not run is said above them."""
     classes = list(result.classes or result.manifest.get("classes", []))
     st.caption("Classes (code order): " + ", ".join(f"`{md_escape(c)}`" for c in classes))
@@ -64,13 +65,15 @@ def results_view(result, *, model: str, mapping: str, selection_rate: float, sta
                    hide_index=True)
         symbols_expander(idood["metric"], key="view_tr_symbols")
     with tabs[1]:
-        st.plotly_chart(tmf.mc_reliability_figure(result.extras["reliability"], model=model, mapping=mapping),
+        st.plotly_chart(tmf.mc_reliability_figure(result.extras["reliability"], model=model, mapping=mapping,
+                                                  table=result.table, headline=headline),
                         key="view_tr_mc_reliability")
         st.caption("Top-label calibration: records binned by their largest probability; a bin's accuracy is the "
-                   "share whose arg-max class is right (refit 0, 95 % bootstrap band).")
+                   "share whose most probable class is right (records of every refit pooled, 95 % bootstrap band).")
     with tabs[2]:
         st.plotly_chart(tmf.mc_risk_selection_figure(result.extras["curves"], result.table, model=model,
-                                                     mapping=mapping, selection_rate=selection_rate),
+                                                     mapping=mapping, selection_rate=selection_rate,
+                                                     headline=headline),
                         key="view_tr_mc_risk")
     with tabs[3]:
         alphas = result.manifest["config"]["alphas"]
@@ -80,7 +83,7 @@ def results_view(result, *, model: str, mapping: str, selection_rate: float, sta
         method = c2.radio("Sets", ["marginal", "label_conditional"], horizontal=True, key="tr_mc_method",
                           format_func=lambda m: m.replace("_", "-"), persist_state=PERSIST)
         st.plotly_chart(tmf.mc_class_conformal_figure(result.table, model=model, mapping=mapping, alpha=float(alpha),
-                                                      class_names=classes, method=method),
+                                                      class_names=classes, method=method, headline=headline),
                         key="view_tr_mc_conformal")
     with tabs[4]:
         downloads(result, stale=stale)

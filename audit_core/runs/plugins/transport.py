@@ -21,6 +21,7 @@ strata come from the config's dataset declaration)::
       stress_max_rows: 20000
       subgroup_columns: [region]
       tolerances: {auroc: 0.02, ece: 0.02}
+      headline: {model: logistic_regression, mapping: platt}   # the headline slice (docs/transport.md)
       seed: 0
       exact_bootstrap: false   # true: record-by-record replicates (default: binned cells)
 
@@ -62,7 +63,8 @@ _LISTS = ("models", "mappings", "alphas", "selection_rates", "stresses", "subgro
 
 def validate_config(options: dict, *, where: str) -> dict:
     """Check the entry's keys and types; values are checked by :class:`TransportConfig` at run time."""
-    options = check_keys(options, where=where, allowed=_INTS + _LISTS + ("tolerances", "exact_bootstrap"))
+    options = check_keys(options, where=where, allowed=_INTS + _LISTS + ("tolerances", "exact_bootstrap",
+                                                                        "headline"))
     out: dict[str, Any] = {}
     if "exact_bootstrap" in options:
         out["exact_bootstrap"] = expect_type(options["exact_bootstrap"], bool, where=f"{where}.exact_bootstrap")
@@ -74,6 +76,8 @@ def validate_config(options: dict, *, where: str) -> dict:
             out[k] = list(expect_type(options[k], list, where=f"{where}.{k}"))
     if "tolerances" in options:
         out["tolerances"] = dict(expect_type(options["tolerances"], dict, where=f"{where}.tolerances"))
+    if "headline" in options:  # its values are checked against the run's models and mappings by TransportConfig
+        out["headline"] = dict(expect_type(options["headline"], dict, where=f"{where}.headline"))
     Limits.from_env().check_fields("transport", out, where=where)
     return out
 

@@ -1,4 +1,4 @@
-"""The tables the multi-class figures are drawn from (refit 0): top-label reliability bins and risk–selection curves.
+"""The tables the multi-class figures are drawn from (every refit): top-label reliability bins and risk–selection curves.
 
 Both read the same quantities as the metrics and rules of :mod:`.metrics`
 and :mod:`.selective`: the confidence ``max_c P_c`` and the event "the
@@ -14,8 +14,11 @@ arg-max class is right" (the first maximal column wins a tie).
   confident first (stable order), read at 100 coverages, as the binary
   run's ``curves``.
 
-Rows carry ``domain`` (``id``, ``ood``), ``model`` and ``mapping``, the
-binary tables' columns, so the saved run holds them under the same names.
+As in the binary run, the bins pool the records of all R refits and the
+curves are the means over refits of each refit's curve (column ``refits`` =
+R), the headline aggregation. Rows carry ``domain`` (``id``, ``ood``),
+``model`` and ``mapping``, the binary tables' columns, so the saved run holds
+them under the same names.
 """
 from __future__ import annotations
 
@@ -26,6 +29,7 @@ from audit_core.calibration import frequency_band
 from audit_core.metrics import _bin_ids, calibration_bins
 
 from .. import selective as sl
+from ..results import mean_curve
 from .metrics import top_label
 
 __all__ = ["multiclass_figure_tables", "top_label_bins", "top_label_curve"]
@@ -53,24 +57,31 @@ def top_label_bins(y, P, *, n_bins: int = 15, seed: int = 0) -> pd.DataFrame:
     return b
 
 
-def top_label_curve(y, P) -> pd.DataFrame:
-    """Risk–selection curve of the arg-max answer, read at 100 coverages; columns ``coverage, risk``."""
+def _curve(y, P) -> tuple[np.ndarray, np.ndarray]:
     yhat, conf = top_label(np.asarray(P, dtype=float))
     e = (yhat != np.asarray(y).astype(int)).astype(float)
-    cov, risk = sl._curve(e, np.ones(len(e)), np.argsort(-conf, kind="stable"))
-    idx = np.minimum(np.searchsorted(cov, _GRID - 1e-12), len(cov) - 1)
-    return pd.DataFrame({"coverage": cov[idx], "risk": risk[idx]})
+    return sl._curve(e, np.ones(len(e)), np.argsort(-conf, kind="stable"))
+
+
+def top_label_curve(y, P) -> pd.DataFrame:
+    """Risk–selection curve of the arg-max answer, read at 100 coverages; columns ``coverage, risk``."""
+    return mean_curve([_curve(y, P)], _GRID)
 
 
 def multiclass_figure_tables(audit) -> dict[str, pd.DataFrame]:
-    """``{"reliability": …, "curves": …}`` of refit 0, every model and multi-class mapping, ID and OOD."""
+    """``{"reliability": …, "curves": …}`` over every refit, every model and multi-class mapping, ID and OOD."""
     c = audit.config
     rel, curves = [], []
     for m in c.models:
         for mp in audit.mc_mappings:
-            for dom, y, _, _ in audit._test_sets(0):
-                P = audit._mapped(0, m, mp, dom)
-                ids = dict(domain=dom, model=m, mapping=mp)
-                rel.append(top_label_bins(y, P, n_bins=c.n_bins, seed=int(c.seed) + 31).assign(**ids))
-                curves.append(top_label_curve(y, P).assign(**ids))
+            for dom in audit._domains():
+                ys, Ps = [], []
+                for r in range(c.n_refits):
+                    (_, y, _, _), = [t for t in audit._test_sets(r) if t[0] == dom]
+                    ys.append(np.asarray(y))
+                    Ps.append(audit._mapped(r, m, mp, dom))
+                ids = dict(domain=dom, model=m, mapping=mp, refits=c.n_refits)
+                rel.append(top_label_bins(np.concatenate(ys), np.concatenate(Ps), n_bins=c.n_bins,
+                                          seed=int(c.seed) + 31).assign(**ids))
+                curves.append(mean_curve([_curve(y, P) for y, P in zip(ys, Ps)], _GRID).assign(**ids))
     return {"reliability": pd.concat(rel, ignore_index=True), "curves": pd.concat(curves, ignore_index=True)}

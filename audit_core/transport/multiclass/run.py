@@ -214,6 +214,7 @@ class MulticlassTransportAudit(TransportAudit):
             "not_run": ["stress", "heterogeneity (subgroups)", "feature shift"]})
         self.manifest["config"] = {**self.manifest["config"], "mappings": list(self.mc_mappings)}
         self.manifest["model"]["fitted_on_source"]["calibration"] = "probability mappings (" + ", ".join(self.mc_mappings) + ")"
+        self._record_headline()  # on the multi-class mapping names
         return self
 
     # ------------------------------------------------------------ fit
