@@ -60,8 +60,20 @@ TRUSTED: dict[tuple[str, str], str] = {
         "STRIKING_RULE is the app's sentence; the target and class names are escaped",
     ("components/widgets/demo.py", 'st.markdown("**The demo\'s story** · runs saved: " + ", ".join('):
         "the audit kinds are the demo's own keys; the run ids are escaped",
-    ("components/widgets/fragility.py", "st.caption(_fragile_pool_note(audit, fragile, shown=len(pool)))"):
-        "_fragile_pool_note holds only counts and the app's words",
+    ("components/widgets/fragility.py", "st.caption(_pool_note(audit, mode, chosen, shown=len(pool)))"):
+        "_pool_note holds only counts and the app's words",
+    ("components/widgets/fragility.py",
+     'st.caption("The stability measures disagree (" + "; ".join(f"{m}: {k}" for m, k in leaders.items())'):
+        "the measure names are the comparison table's columns and the models are zoo kinds the user picked from ZOO",
+    ("components/widgets/transport.py", 'st.caption(f"Headline slice by the rule: {HEADLINE_RULE}. Declare another '
+                                        'model or mapping here, before any "'):
+        "HEADLINE_RULE is the app's sentence (audit_core/transport/headline.py)",
+    ("components/widgets/transport.py", "st.caption(f\"Headline slice{' (declared)' if headline.declared else ' (by "
+                                        "the rule)'}: \""):
+        "the slice's description is escaped; n_bins is an int and shown is one of two constants",
+    ("pages/transport.py", 'st.caption(tw.slice_caption(model, mapping, headline, "means and SD over refits; changes '
+                           'paired over refits"))'):
+        "slice_caption escapes the model and mapping words (components/widgets/transport.py)",
     ("components/widgets/fragility.py", 'st.caption(f"Predicted \'{md_escape(class_name(names, cert.y_hat))}\' for '
                                         '{md_escape(ws.dataset.primary.name)} "'):
         "every name is escaped; flips is built from escaped class names and counts",

@@ -70,13 +70,20 @@ def test_run_shows_results_and_saves_a_run(registry_path: Path) -> None:
     assert {"score", "stratum", "auroc", "lo", "hi"} <= set(rec.tables["auroc"].columns)
     assert rec.manifest["grouping_hash"] == ws.grouping.hash and "seeds" in rec.manifest
     # Pick another case from the "confident but fragile" list: the inspector follows.
-    at.radio(key="fr_case_mode").set_value("Confident but fragile").run()
+    at.radio(key="fr_case_mode").set_value("Confident and fragile (the certificate flips within K groups)").run()
     assert not at.exception
     assert any(t.startswith("#### Case trajectory") for t in _texts(at, "markdown"))
     # the findings panel shows after the run, with the confident-flip count and the certificate-vs-confidence sentence
     texts = [t.value for t in at.text]
     assert "What this run found" in headings
-    assert any("confident predictions (p̂ ≥ 0.8) flip" in t for t in texts), texts
+    assert any("confident predictions (probability ≥ 0.8;" in t and "are brittle" in t for t in texts), texts
+    # the two meanings are named apart: the brittle list holds exactly the cases the brittle sentence counts
+    at.radio(key="fr_case_mode").set_value("Confident and brittle (they flip under the donor test)").run()
+    s = rec.tables["summary"]
+    n = int(((s["p_hat"] >= 0.8) & s["donor_any"].astype(bool)).sum())
+    assert any(f" {n} of " in t and "are brittle" in t for t in [t.value for t in at.text])  # after the icon
+    if n:
+        assert any(f"Listed: the {n} confident cases" in c and "brittle" in c for c in _texts(at, "caption"))
     assert any("than plain confidence" in t for t in texts), texts
 
 

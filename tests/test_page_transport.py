@@ -88,7 +88,9 @@ def test_run_small_transport_and_save(registry_path):
     # the findings panel shows after the run: its title and sentences in plain text, led by the operating threshold
     texts = [t.value for t in at.text]
     assert "What this run found" in " ".join(m.value for m in at.markdown)
-    assert any("2023 the 0.8 selection threshold answers" in t for t in texts), texts
+    # the threshold is a confidence, never the selection rate ("the 0.8 selection threshold")
+    assert any("the threshold that answers 80% of source cases" in t for t in texts), texts
+    assert not any("selection threshold" in t for t in texts), texts
     assert any("label-conditional sets" in t for t in texts), texts
 
 
@@ -136,12 +138,13 @@ def test_figure_builders_return_figures():
     declared = class_names_of(res.manifest["config"])
     assert declared == ("not yes", "yes")
     named = [t.name for t in tf.frontier_figure(res.table, class_names=declared, **kw).data]
-    assert "marginal · coverage of 'yes'" in named and "label-conditional · coverage of 'not yes'" in named
+    assert ("marginal · coverage of class 'yes'" in named
+            and "label-conditional · coverage of class other than 'yes'" in named)
     assert not any("class 1" in n or "class 0" in n for n in named)
     bars = set(tf.heterogeneity_figure(res.table, class_names=declared, **kw).data[0].x)
-    assert {"class 'yes'", "class 'not yes'"} <= bars and not {"class=0", "class=1"} & bars
+    assert {"class 'yes'", "class other than 'yes'"} <= bars and not {"class=0", "class=1"} & bars
     # the transported operating point is marked on both curves
-    assert sum("transported" in (t.name or "") for t in figs[1].data) == 2
+    assert sum((t.name or "").startswith("threshold answering 80% of source cases · ") for t in figs[1].data) == 2
 
 
 def test_report_figures_from_saved_run(tmp_path):
@@ -161,4 +164,4 @@ def test_report_figures_from_saved_run(tmp_path):
     figures = transport_report_figures(rec)
     titles = [t for t, _ in figures]
     assert titles[:3] == ["Reliability diagram", "Risk–selection curves", "Coverage–set-size frontier"]
-    assert "marginal · coverage of 'yes'" in [t.name for t in figures[2][1].data]  # the saved run's classes
+    assert "marginal · coverage of class 'yes'" in [t.name for t in figures[2][1].data]  # the saved run's classes

@@ -25,7 +25,7 @@ from audit_core.runs.keys import TableKey
 from .finding import Fact, Finding, Word
 
 __all__ = ["STRIKING_RULE", "StrikingCase", "striking_case", "class_name", "class_label", "class_words",
-           "case_finding"]
+           "case_finding", "confident_fragile", "confident_brittle"]
 
 #: The rule in words, shown in the UI next to the chosen case.
 STRIKING_RULE = ("the confident case (p̂ ≥ {confident:g}) that flips with the fewest evidence groups; "
@@ -90,6 +90,23 @@ def striking_case(summary: pd.DataFrame, *, k: int, confident: float = 0.8) -> S
     best = int(idx[np.lexsort((idx, -p[idx], ks[idx]))[0]])
     return StrikingCase(index=best, key=str(summary["key"].iloc[best]), p_hat=float(p[best]), k_star=int(ks[best]),
                         pool=pool, n_pool=int(mask.sum()))
+
+
+def confident_fragile(summary: pd.DataFrame, *, k: int, confident: float = 0.8) -> pd.DataFrame:
+    """The confident *fragile* cases: p̂ ≥ ``confident`` and a certificate that flips within K (k* ≤ K), fewest
+    groups first, then highest p̂. The case inspector lists them; the certificate sentence counts them with the
+    same filters (``certificate_flips``, fact ``confident_fragile``)."""
+    pool = summary[(summary["p_hat"] >= confident) & (summary["k_star"] <= k)]
+    return pool.sort_values(["k_star", "p_hat"], ascending=[True, False], kind="stable")
+
+
+def confident_brittle(summary: pd.DataFrame, *, confident: float = 0.8, label: str = "donor_any") -> pd.DataFrame:
+    """The confident *brittle* cases: p̂ ≥ ``confident`` that change class under the donor test (``label``), highest
+    p̂ first: the cases the brittle sentence counts (``confident_flips``, fact ``flipped``)."""
+    if label not in summary:
+        return summary.iloc[:0]
+    pool = summary[(summary["p_hat"] >= confident) & summary[label].astype(bool)]
+    return pool.sort_values("p_hat", ascending=False, kind="stable")
 
 
 def class_name(names: Sequence[str], code: int) -> str:

@@ -16,7 +16,12 @@ says: :func:`~audit_core.findings.records.report_findings`) and returns one
   contract licenses;
 * text rules that hold whatever the contract says: ``X instead of X``; a
   selection rate called a threshold (``the 0.8 selection threshold``);
-  *improves* in alarm colour.
+  *improves* in alarm colour;
+* two readings of one quantity among the sentences checked together: two
+  facts of the same ``results`` quantity (analysis, metric, domain, condition,
+  α, selection rate) read with different slices (model, mapping, weighting,
+  target definition or pooling), e.g. the gate's OOD ECE on the raw mapping
+  beside a sentence's OOD ECE on Platt scaling.
 
 Pure: it reads the run's stored tables only and never recomputes an audit
 (a bootstrap interval is recomputed from the stored tables with its stored
@@ -59,7 +64,7 @@ class Violation:
 def text_violations(finding: Finding) -> list[str]:
     """The rules every sentence obeys whatever its contract says (module docstring), as problems."""
     text, out = finding.text, []
-    for a, b in re.findall(rf"({_NUMBER})[^.;:]*?\binstead of\s+({_NUMBER})", text):
+    for a, b in re.findall(rf"({_NUMBER})[^\d;:]*?\binstead of\s+({_NUMBER})", text):
         if a == b:
             out.append(f"'instead of' between two equal numbers ({a} instead of {b})")
     if re.search(rf"{_NUMBER}\s+(?:selection\s+)?threshold|selection threshold", text, flags=re.IGNORECASE):
@@ -96,7 +101,7 @@ def _same(a, b) -> bool:
 
 
 def _check_one(f: Finding, runs: Mapping[str, RunRecord], default: RunRecord, computed) -> list[str]:
-    problems = text_violations(f)
+    problems = text_violations(f) + _unlicensed(f)
     if not f.template:
         if re.search(r"\d", f.text):
             problems.append("the sentence states numbers but records no contract (template and facts)")
@@ -122,12 +127,15 @@ def _check_one(f: Finding, runs: Mapping[str, RunRecord], default: RunRecord, co
         elif not ok:
             shown = ", ".join(f"{a} = {facts[a].printed}" for a in w.args if a in facts)
             problems.append(f"'{w.text}' requires that {CONDITIONS[w.condition][0]}, which does not hold ({shown})")
-    licensed = " ".join(w.text.lower() for w in f.words)
-    for name, rx in RESTRICTED.items():
-        for m in re.finditer(rx, f.text, flags=re.IGNORECASE):
-            if m.group(0).lower() not in licensed:
-                problems.append(f"uses '{m.group(0)}' ({name}) without a condition that licenses it")
     return problems
+
+
+def _unlicensed(f: Finding) -> list[str]:
+    """The restricted words the sentence uses that no word of its contract licenses."""
+    licensed = " ".join(w.text.lower() for w in f.words)
+    return [f"uses '{m.group(0)}' ({name}) without a condition that licenses it"
+            for name, rx in RESTRICTED.items() for m in re.finditer(rx, f.text, flags=re.IGNORECASE)
+            if m.group(0).lower() not in licensed]
 
 
 def check_findings(record: RunRecord, findings: Sequence[Finding] | None = None, *,
@@ -155,4 +163,29 @@ def check_findings(record: RunRecord, findings: Sequence[Finding] | None = None,
         findings = report_findings(record)
     runs = {r.run_id: r for r in (record, *others)}
     computed: dict = {}
-    return [Violation(f.kind, f.text, p) for f in findings for p in _check_one(f, runs, record, computed)]
+    out = [Violation(f.kind, f.text, p) for f in findings for p in _check_one(f, runs, record, computed)]
+    return out + _two_readings(findings, record.run_id)
+
+
+#: The key columns that name a quantity of the ``results`` table, and those that name its slice.
+_QUANTITY = ("analysis", "metric", "domain", "condition", "alpha", "selection_rate")
+_SLICE = ("model", "mapping", "weighting", "target_definition")
+
+
+def _two_readings(findings: Sequence[Finding], default_run: str) -> list[Violation]:
+    """One quantity read with two slices in the same set of sentences (module docstring)."""
+    seen: dict[tuple, tuple[tuple, Finding]] = {}
+    out = []
+    for f in findings:
+        for fact in f.facts:
+            if fact.key is None or fact.key.table != "results":
+                continue
+            filters = {c: v for c, op, v in fact.key.where if op == "="}
+            quantity = tuple((c, filters.get(c)) for c in _QUANTITY)
+            reading = tuple((c, filters.get(c)) for c in _SLICE) + (("pooling", fact.key.how), ("run", fact.run_id or default_run))
+            first = seen.setdefault(quantity, (reading, f))
+            if first[0] != reading:
+                what = ", ".join(f"{c}={v}" for c, v in quantity if v is not None)
+                out.append(Violation(f.kind, f.text, f"two readings of one quantity ({what}): "
+                                                     f"{dict(first[0])} in [{first[1].kind}] and {dict(reading)}"))
+    return out

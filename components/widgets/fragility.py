@@ -20,9 +20,10 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from audit_core.findings.cases import STRIKING_RULE, class_name, striking_case
+from audit_core.findings.cases import STRIKING_RULE, class_name, confident_brittle, confident_fragile, striking_case
 from audit_core.fragility import neural
-from audit_core.fragility.audit import AuditOptions, FragilityAudit, compare_models, run_fragility_audit
+from audit_core.fragility.audit import (AuditOptions, FragilityAudit, compare_models, run_fragility_audit,
+                                        stability_leaders)
 from audit_core.fragility.engine import FragilityConfig
 from audit_core.fragility.operators import FAMILIES
 from audit_core.limits import Limits
@@ -162,32 +163,41 @@ def case_values(ws: Workspace, cert) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["evidence group", "column", "value", REMOVED])
 
 
-def _fragile_pool_note(audit: FragilityAudit, pool: pd.DataFrame, *, shown: int) -> str:
-    """How the "confident but fragile" list relates to the headline count of confident flips."""
-    s, K = audit.summary, int(audit.batch.protocol.k)
-    conf = s["p_hat"] >= CONFIDENT
-    head = (f" The headline counts {int(s.loc[conf, 'donor_any'].sum())} of {int(conf.sum())} confident cases that "
-            f"flip when up to {audit.options.donor_groups} groups take another case's values (a different test); "
-            f"{int(pool['donor_any'].sum())} of the listed cases are among them.") if "donor_any" in s else ""
-    return (f"Listed: the {len(pool)} confident cases (p̂ ≥ {CONFIDENT:g}) whose certificate flips when at most "
-            f"{K} groups are set to reference values, fewest groups first, then highest p̂"
-            f"{f' (the first {shown} shown)' if shown < len(pool) else ''}.{head}")
+#: The case inspector's lists: the two meanings, named so that they cannot be confused.
+FRAGILE_LIST = "Confident and fragile (the certificate flips within K groups)"
+BRITTLE_LIST = "Confident and brittle (they flip under the donor test)"
+FDS_LIST = "Top of the FDS ranking"
+
+
+def _pool_note(audit: FragilityAudit, mode: str, pool: pd.DataFrame, *, shown: int) -> str:
+    """What the listed cases are, in the words of the findings sentence that counts them."""
+    K, more = int(audit.batch.protocol.k), f" (the first {shown} shown)" if shown < len(pool) else ""
+    if mode == FRAGILE_LIST:
+        return (f"Listed: the {len(pool)} confident cases (probability ≥ {CONFIDENT:g}) that are **fragile**: their "
+                f"certificate flips when at most {K} evidence groups are set to reference values, fewest groups first, "
+                f"then highest probability{more}. The findings' certificate sentence counts the same cases; the "
+                "**brittle** count is a different test (the donor test).")
+    return (f"Listed: the {len(pool)} confident cases (probability ≥ {CONFIDENT:g}) that are **brittle**: they change "
+            f"class when up to {audit.options.donor_groups} evidence groups take another case's values (the donor "
+            f"test), highest probability first{more}. These are the cases the findings' brittle sentence counts.")
 
 
 def _case_inspector(ws: Workspace, audit: FragilityAudit, *, stale: bool = False) -> None:
     st.subheader("Case inspector")
     s = audit.summary
     K = int(audit.batch.protocol.k)
-    mode = st.radio("Pick from", ["Confident but fragile", "Top of FDS ranking"], horizontal=True,
+    mode = st.radio("Pick from", [FRAGILE_LIST, BRITTLE_LIST, FDS_LIST], horizontal=True,
                     key="fr_case_mode", persist_state=PERSIST)
-    fragile = s[(s["p_hat"] >= CONFIDENT) & (s["k_star"] <= K)].sort_values(["k_star", "p_hat"],
-                                                                            ascending=[True, False], kind="stable")
-    if mode == "Confident but fragile" and len(fragile):
-        pool = fragile.head(50)
-        st.caption(_fragile_pool_note(audit, fragile, shown=len(pool)))
+    lists = {FRAGILE_LIST: confident_fragile(s, k=K, confident=CONFIDENT),
+             BRITTLE_LIST: confident_brittle(s, confident=CONFIDENT)}
+    chosen = lists.get(mode)
+    if chosen is not None and len(chosen):
+        pool = chosen.head(50)
+        st.caption(_pool_note(audit, mode, chosen, shown=len(pool)))
     else:
-        if mode == "Confident but fragile":
-            st.caption(f"No confident case (p̂ ≥ {CONFIDENT:g}) flips within {int(K)} groups: the FDS ranking is listed.")
+        if chosen is not None:
+            st.caption(f"No confident case (probability ≥ {CONFIDENT:g}) is "
+                       f"{'fragile' if mode == FRAGILE_LIST else 'brittle'}: the FDS ranking is listed.")
         pool = s.sort_values("fds", ascending=False, kind="stable").head(50)
     keys = [str(k) for k in pool["key"]]
     if st.session_state.get("fr_case") not in keys:
@@ -219,7 +229,7 @@ def _case_inspector(ws: Workspace, audit: FragilityAudit, *, stale: bool = False
 
 
 def _model_comparison(ws: Workspace, audit: FragilityAudit, key: str, *, stale: bool = False) -> None:
-    st.markdown("#### Same case under the nominal winner and the most stable model")
+    st.markdown("#### Same case under the nominal winner and the sturdiest model")
     kinds = st.multiselect("Comparison models (trained on the same split)", list(ZOO),
                            default=["lightgbm"] if "lightgbm" in ZOO else [], key="fr_compare_kinds", persist_state=PERSIST)
     if st.button("Train and compare", key="act_fr_compare", disabled=stale):
@@ -231,12 +241,18 @@ def _model_comparison(ws: Workspace, audit: FragilityAudit, key: str, *, stale: 
     table, batches = result
     show_table(table, hide_index=True, key="view_fr_compare_table")
     winner = table.loc[table["heldout_auroc"].idxmax(), "model"]
-    stable = table.loc[table["mean_rcma"].idxmin(), "model"]
+    leaders = stability_leaders(table)
+    agree = len(set(leaders.values())) == 1
+    # "most stable" only when mean RCMA, mean FDS and mean k* agree; else the model with the lowest mean RCMA, named so
+    stable_role = "most stable" if agree else "lowest mean RCMA"
     cols = st.columns(2)
-    for col, (role, kind) in zip(cols, (("nominal winner", winner), ("most stable", stable))):
+    for col, (role, kind) in zip(cols, (("nominal winner", winner), (stable_role, leaders["mean_rcma"]))):
         b = batches[kind][1]
         i = int(np.flatnonzero(np.asarray(b.keys).astype(str) == key)[0])
         col.plotly_chart(ff.trajectory_figure(b.certificate(i), title=f"{role}: {kind}"), key=f"view_fr_traj_{role.replace(' ', '_')}")
+    if not agree:
+        st.caption("The stability measures disagree (" + "; ".join(f"{m}: {k}" for m, k in leaders.items())
+                   + "), so no model is called the most stable.")
 
 
 def _search_and_temperature(audit: FragilityAudit) -> None:

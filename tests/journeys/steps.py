@@ -245,7 +245,7 @@ def ui_fragility(page) -> str:
     headline = wait_text(page, f"Certified {FRAGILITY_CASES} cases").inner_text()
     assert_clean(page)
     main(page).locator('[data-testid="stRadio"]').filter(has_text="Pick from").get_by_text(
-        "Confident but fragile", exact=True).click()
+        "Confident and fragile (the certificate flips within K groups)", exact=True).click()
     idle(page)
     assert_clean(page)
     return headline
