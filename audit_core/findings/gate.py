@@ -141,7 +141,8 @@ def gate_findings(gate: GateResult) -> list[Finding]:
     out: list[Finding] = []
     unknown, unknown_ids = _unknown(gate)
     blocks = _plain_rules(gate, "holds", 0)
-    detail = f"verdict {adj.verdict} ({adj.governed_by}) under the {gate.scope} scope; " + "; ".join(blocks[4])
+    governed = str(adj.governed_by).strip("()")
+    detail = "; ".join([f"verdict {adj.verdict} ({governed}) under the {gate.scope} scope", *blocks[4]])
     if gate.grounds_absent:
         detail += "; grounds no run provides: " + ", ".join(gate.grounds_absent)
     if adj.verdict != "refer" and blocks[0]:

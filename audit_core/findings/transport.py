@@ -117,11 +117,11 @@ def _selective(r: _Reader, where: str, rate: float) -> Finding | None:
     words = (Word("threshold", "reads_threshold", ("threshold",)), answers, risk)
     answered = ("answers {rate_ood} of cases, {w1} ({rate_id})" if same
                 else "answers {rate_ood} of cases {w1} {rate_id} on the source test")
-    move = ("{w2} from {risk_id} to {risk_ood}" if risk.condition != "spans_zero"
-            else "{w2} ({risk_id} → {risk_ood})")
+    move = ("{w2} from {risk_id} to {risk_ood} (" if risk.condition != "spans_zero"
+            else "{w2} ({risk_id} → {risk_ood}; ")
     template = ("{where} ({slice}), the threshold that answers {rate} of source cases (confidence ≥ {threshold}) "
                 + answered + ", and the error rate among the answered cases " + move
-                + " (change {change}, 95% interval {lo} to {hi}).")
+                + "change {change}, 95% interval {lo} to {hi}).")
     facts = [thr, Fact("rate", float(rate), None, "pct"), *facts, *v.values()]
     sensitive = v["verdict"].value == "transport-sensitive"
     return Finding.of(kind="selective_threshold", severity="warning" if sensitive else "info", template=template,
@@ -160,9 +160,13 @@ def _conformal(r: _Reader, where: str, alpha: float, classes: tuple[str, ...], m
         all_reach = float(l_w.value) >= 1 - alpha  # else the worst class is better, yet still short of the target
         return Finding.of(kind="conformal_class_coverage", severity="good" if all_reach else "info",
                           template=template, facts=facts, words=words, labels=labels)
-    words = (Word("leave a class below", "below", ("l_w", "target")),)
-    template = ("{where} ({slice}), marginal conformal sets cover {cls} at {m_c}, below the {target} target; "
-                "label-conditional sets give it {l_c}, and still {w0} the target: {cls_w} at {l_w}." + sizes)
+    head = "{where} ({slice}), marginal conformal sets cover {cls} at {m_c}, below the {target} target; "
+    if w == c:  # the same class stays the worst: say so, not "a class … {cls}" as if it were another
+        words = (Word("still below", "below", ("l_c", "target")),)
+        template = head + "label-conditional sets give it {l_c}, {w0} the target." + sizes
+    else:
+        words = (Word("leave a class below", "below", ("l_w", "target")),)
+        template = head + "label-conditional sets give it {l_c}, and still {w0} the target: {cls_w} at {l_w}." + sizes
     return Finding.of(kind="conformal_class_coverage", severity="warning", template=template, facts=facts,
                       words=words, labels=labels)
 
