@@ -5,7 +5,8 @@ start of this branch:
   style in one colour (the method's);
 * the multi-class report's risk–selection y-axis title was cut ("ective risk (arg-max wrong among the answe");
 * a table without missing values got an empty "Missing values" chart on a −1…6 axis;
-* st.metric drew an up arrow beside a row count and beside "no change".
+* st.metric drew an up arrow beside a row count and beside "no change";
+* the risk–selection and frontier legends, on the right, squeezed each plot to about half of its 760 px.
 """
 from __future__ import annotations
 
@@ -91,3 +92,16 @@ def test_no_metric_draws_an_arrow_beside_a_count_or_a_note():
             if not (isinstance(off, ast.Constant) and off.value == "off"):
                 offences.append(f"{path.relative_to(ROOT)}:{node.lineno}")
     assert not offences, offences
+
+
+def test_frontier_and_risk_legends_sit_below_the_plot_so_half_a_page_keeps_the_plot_wide():
+    # the demo draws the two side by side; a legend on the right took about half of each plot's 760 px
+    from components.figures.transport import risk_selection_figure
+
+    curves = pd.DataFrame([dict(model="lr", mapping="platt", refits=1, domain=d, coverage=s, risk=r)
+                           for d in ("id", "ood") for s, r in ((0.5, 0.2), (1.0, 0.4))])
+    table = pd.DataFrame(columns=["analysis", "domain", "model", "mapping", "refit", "condition", "weighting",
+                                  "metric", "value", "selection_rate"])
+    for fig in (frontier_figure(_frontier_rows(), model="lr", mapping="platt"),
+                risk_selection_figure(curves, table, model="lr", mapping="platt", selection_rate=0.8)):
+        assert fig.layout.legend.orientation == "h" and fig.layout.legend.y < 0

@@ -43,7 +43,7 @@ def test_finding_names_the_top_features_and_links():
                              "the most shifted features are a (PSI 0.40), b (PSI 0.20), c (PSI 0.05).")
     assert f.text.endswith(" The targeted deletion removes a and harms the target-domain AUROC more than most random "
                            "deletions do. The AUROC change differs across the levels of b by more than its tolerance.")
-    assert f.severity == "warning" and f.numbers["psi:a"] == 0.4
+    assert f.severity == "warning" and f.numbers["psi0"] == 0.4 and f.labels["feature0"] == "a"
     small = _table().assign(psi=[0.02, 0.03, 0.01, 0.0], targeted_flagged=False, heterogeneity_flagged=False)
     g = shift_finding(small)
     assert g.severity == "info" and g.text == ("The most shifted features are a (PSI 0.03), b (PSI 0.02), "

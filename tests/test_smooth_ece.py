@@ -121,15 +121,20 @@ def test_reliability_figure_draws_the_band_and_names_the_smooth_ece():
         b["domain"], b["model"], b["mapping"] = dom, "m", "raw"
         rows.append(b)
     bins = pd.concat(rows, ignore_index=True)
-    fig = reliability_figure(bins, model="m", mapping="raw")
+    fig = reliability_figure(bins, model="m", mapping="raw", smooth=True)
     bands = [t for t in fig.data if t.name and "bootstrap band" in t.name]
     assert len(bands) == 2 and all(t.fill == "toself" for t in bands)
     # the band's polygon: upper edge left to right, then the lower edge back
     ood = bins[bins["domain"] == "ood"]
     assert np.allclose(bands[1].y[:10], ood["frac_pos_high"]) and np.allclose(bands[1].y[10:], ood["frac_pos_low"][::-1])
-    lines = [t.name for t in fig.data if t.name and "smooth ECE" in t.name]
-    assert lines == [f"ID test (source) · smooth ECE {bins['smooth_ece'].iloc[0]:.3f}",
-                     f"OOD (target) · smooth ECE {ood['smooth_ece'].iloc[0]:.3f}"]
+    # the smooth ECE is another estimator than the headline ECE-15: stated beside the diagram, labelled so, and
+    # never in a legend entry where it could be read as the ECE of the sentences
+    assert not [t.name for t in fig.data if t.name and "smooth ECE" in t.name]
+    assert not [a for a in reliability_figure(bins, model="m", mapping="raw").layout.annotations
+                if "smooth ECE" in a.text]  # only when asked (the first figure states the headline ECE alone)
+    notes = [a.text for a in fig.layout.annotations if "smooth ECE" in a.text]
+    assert notes == [f"Another estimator, smooth ECE (kernel, pooled records): ID {bins['smooth_ece'].iloc[0]:.3f}, "
+                     f"OOD {ood['smooth_ece'].iloc[0]:.3f}"]
     # a saved run from before the band still draws (no band columns)
     old = reliability_figure(bins.drop(columns=["frac_pos_low", "frac_pos_high", "smooth_ece"]), model="m",
                              mapping="raw")

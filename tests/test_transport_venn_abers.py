@@ -215,12 +215,16 @@ def test_reliability_band_is_each_bins_mean_interval_and_is_drawn(weighted_loan_
     iso = rel[rel.mapping == "isotonic"]
     assert iso["va_p0"].isna().all()  # other mappings have no interval
     b = rel[(rel.mapping == "venn_abers") & (rel.domain == "ood")]
-    raw = audit._pipes[(0, "logistic_regression")]["raw"]
-    cal = audit._source_rows(0, "calibration")
-    va = fit_venn_abers(raw["calibration"], audit._ysrc[audit.config.primary_target][cal],
-                        sample_weight=audit._wsrc[cal])
-    (q0, q1), q = va.interval(raw["ood"]), va.predict(raw["ood"])
-    ids = _bin_ids(q, audit.config.n_bins)
+    # the figure table pools the records of every refit: each refit's own Venn-Abers fit, its OOD records binned
+    q0, q1, ids = [], [], []
+    for r in range(audit.config.n_refits):
+        raw = audit._pipes[(r, "logistic_regression")]["raw"]
+        cal = audit._source_rows(r, "calibration")
+        va = fit_venn_abers(raw["calibration"], audit._ysrc[audit.config.primary_target][cal],
+                            sample_weight=audit._wsrc[cal])
+        (a, b1), q = va.interval(raw["ood"]), va.predict(raw["ood"])
+        q0.append(a), q1.append(b1), ids.append(_bin_ids(q, audit.config.n_bins))
+    q0, q1, ids = np.concatenate(q0), np.concatenate(q1), np.concatenate(ids)
     for _, row in b[b["count"] > 0].iterrows():
         k = ids == row["bin"]
         assert row["va_p0"] == pytest.approx(q0[k].mean(), abs=1e-12)

@@ -36,6 +36,8 @@ __all__ = [
 ]
 
 _LAYOUT = dict(template="plotly_white", margin=dict(l=10, r=10, t=50, b=10), height=380)
+#: A legend below the plot: long legend entries must not squeeze a figure drawn in half a 1600 px page.
+LEGEND_BELOW = dict(orientation="h", yanchor="top", y=-0.2, xanchor="left", x=0)
 DOMAIN_COLOURS = {"id": "#1f77b4", "ood": "#d62728"}
 #: One colour per class in the class-coverage lines (never a method's colour).
 CLASS_COLOURS = ("#ff7f0e", "#8c564b")
@@ -195,13 +197,13 @@ def risk_selection_figure(curves: pd.DataFrame, table: pd.DataFrame, *, model: s
             fig.add_trace(go.Scatter(x=[rate], y=[risk], mode="markers",
                                      marker=dict(size=13, symbol="diamond", color=DOMAIN_COLOURS[dom],
                                                  line=dict(color="black", width=1)),
-                                     name=f"threshold answering {selection_rate:.0%} of source cases · {dom}: "
-                                          f"answers {rate:.0%}, error {risk:.0%}"))
+                                     name=f"threshold answering {selection_rate:.0%} of source cases · "
+                                          f"{'ID' if dom == 'id' else 'OOD'}: answers {rate:.0%}, error {risk:.0%}"))
     fig.add_vline(x=selection_rate, line_dash="dot", line_color="grey")
     agg = _aggregation(curves, "mean of") if per_refit else "refit 0 only"
     fig.update_layout(title="Risk–selection curves" + slice_subtitle(model, mapping, agg, headline),
                       xaxis_title="selection rate (share answered)", yaxis_title="selective risk (error rate)",
-                      **{**_LAYOUT, "margin": dict(l=10, r=10, t=70, b=10), "height": 420})
+                      legend=LEGEND_BELOW, **{**_LAYOUT, "margin": dict(l=10, r=10, t=70, b=10), "height": 520})
     return fig
 
 
@@ -244,8 +246,8 @@ def frontier_figure(table: pd.DataFrame, *, model: str, mapping: str, domain: st
         fig.update_xaxes(range=[lo - pad, hi + pad])
     fig.update_layout(title=f"Coverage–set-size frontier · {_NAMES.get(domain, domain)}"
                             + slice_subtitle(model, mapping, "means over refits", headline),
-                      xaxis_title="mean set size", yaxis_title="coverage",
-                      **{**_LAYOUT, "height": 460, "margin": dict(l=10, r=10, t=80, b=10)})
+                      xaxis_title="mean set size", yaxis_title="coverage", legend=LEGEND_BELOW,
+                      **{**_LAYOUT, "height": 600, "margin": dict(l=10, r=10, t=80, b=10)})
     return fig
 
 
