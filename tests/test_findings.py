@@ -274,6 +274,18 @@ def test_gate_release_unchanged_and_unknowns_the_rules_need(monkeypatch):
                                              scope="production"))
     assert fs[0].text == ("Release cannot be decided yet: how far the stated probabilities are off on the target "
                           "domain (ECE) is unknown, because no saved run provides it.")
+    # a saved run that does not define the ground (a multi-class transport run has no ECE-15) is not "no run"
+    g2 = GateGrounds(values=g1.values, report=pd.DataFrame({
+        "ground": ["ood_ece", "brittle_share_confident"],
+        "detail": ["r1: not defined for a multi-class transport run", "no selected run of kind 'fragility'"]}))
+    monkeypatch.setattr(gate_mod, "extract_gate_grounds", lambda runs: GateGrounds(
+        values={**g1.values, "brittle_share_confident": None}, report=g2.report))
+    fs = gate_findings(gate_mod.compare_runs([SimpleNamespace(run_id="a")], [SimpleNamespace(run_id="b")],
+                                             scope="production"))
+    assert fs[0].text == ("Release cannot be decided yet: the share of confident predictions that change class under "
+                          "the donor test is unknown, because no saved run provides it, and how far the stated "
+                          "probabilities are off on the target domain (ECE) is not defined for the saved runs given "
+                          "(their kind or target does not have it).")
 
 
 def test_finding_is_frozen():

@@ -125,6 +125,23 @@ def _unknown(gate: GateResult) -> tuple[list[str], list[str]]:
     return [GROUND_NAMES.get(g, g) for g in names], names
 
 
+def _why_unknown(gate: GateResult, names: list[str], ids: list[str]) -> str:
+    """The unknown grounds in words, split by why: no saved run of the kind that provides them, or a saved run
+    that does not define them (a multi-class run has no ECE-15 of a positive class); the reasons are in the
+    grounds table."""
+    rep = gate.comparison.new_grounds.report
+    detail = dict(zip(rep["ground"], rep["detail"])) if {"ground", "detail"} <= set(rep.columns) else {}
+    absent = [n for n, g in zip(names, ids) if str(detail.get(g, "no selected run")).startswith("no selected run")]
+    undefined = [n for n, g in zip(names, ids) if n not in absent]
+    parts = []
+    for group, why in ((absent, "unknown, because no saved run provides {}"),
+                       (undefined, "not defined for the saved runs given (their kind or target does not have {})")):
+        if group:
+            one = len(group) == 1
+            parts.append("; ".join(group) + (" is " if one else " are ") + why.format("it" if one else "them"))
+    return ", and ".join(parts)
+
+
 def gate_findings(gate: GateResult) -> list[Finding]:
     """Plain-language findings of a release gate between run sets A (baseline) and B (candidate).
 
@@ -151,9 +168,8 @@ def gate_findings(gate: GateResult) -> list[Finding]:
                               template=template, facts=blocks[1], words=blocks[2], labels=blocks[3], detail=detail))
     elif adj.verdict == "refer" and unknown:
         out.append(Finding.of(kind="gate_verdict", severity="warning", detail=detail,
-                              template="Release cannot be decided yet: " + "; ".join(unknown) + " "
-                                       + ("is" if len(unknown) == 1 else "are") + " unknown, because no saved run "
-                                       "provides " + ("it" if len(unknown) == 1 else "them") + "."))
+                              template="Release cannot be decided yet: " + _why_unknown(gate, unknown, unknown_ids)
+                                       + "."))
     elif adj.verdict == "refer":
         out.append(Finding.of(kind="gate_verdict", severity="warning", detail=detail, labels={"scope": gate.scope},
                               template="Release cannot be decided: no release rule applies to the {scope} scope."))
@@ -166,8 +182,7 @@ def gate_findings(gate: GateResult) -> list[Finding]:
                               facts=passed[1], words=passed[2], labels=passed[3], detail="; ".join(passed[4])))
     if unknown and adj.verdict != "refer":
         out.append(Finding.of(kind="gate_absent", severity="warning", detail="unknown grounds: " + ", ".join(unknown_ids),
-                              template="Not known: " + "; ".join(unknown) + " (no saved run provides "
-                                       + ("it" if len(unknown) == 1 else "them") + ")."))
+                              template="Not known: " + _why_unknown(gate, unknown, unknown_ids) + "."))
     if gate.verdict_a == gate.verdict_b:
         out.append(Finding(text=f"The verdict is the same as for the baseline runs ({VERDICT_WORDS.get(gate.verdict_a, gate.verdict_a)}).",
                            severity="info", kind="gate_change", detail=f"verdict {gate.verdict_a} in both"))
