@@ -37,7 +37,7 @@ from components.counts import count_input
 from components.feedback import code, guarded, md_escape, stale_notice
 from components.figures.receipts import baseline_figure, cube_view, reason_debt_figure
 from components.glossary import table as show_table
-from components.state import PERSIST, Provenance, ResultSlot, digest, registry
+from components.state import PERSIST, Provenance, ResultSlot, digest, registry, workspace_key
 
 __all__ = ["RcKeys", "EXAMPLES", "editor_section", "cube_section", "benchmark_section",
            "predictions_section", "gate_section"]
@@ -47,11 +47,11 @@ class RcKeys:
     """Session-state keys (not widget keys) of the Receipts page."""
 
     CUBE = "receipts_cube"  # dict: old, new, cube (StateCube), controls
-    BENCH = "receipts_bench_params"  # (n_cases, seed)
-    BASELINE = "receipts_baseline_ready"  # bool
-    SCORE = "receipts_score"  # dict of frames
+    BENCH = workspace_key("receipts_bench_params")  # (n_cases, seed)
+    BASELINE = workspace_key("receipts_baseline_ready")  # bool
+    SCORE = workspace_key("receipts_score")  # dict of frames
     GATE = "receipts_gate"  # GateComparison
-    SAVED = "receipts_saved"  # str message
+    SAVED = workspace_key("receipts_saved")  # str message
 
 
 #: The executed cube, tied to the two state texts and options it was executed from.

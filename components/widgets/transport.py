@@ -28,15 +28,15 @@ from audit_core.transport.multiclass.run import (MC_TOLERANCES, MulticlassTransp
 from components.counts import count_input
 from components import jobs
 from components.feedback import code, guarded, md_escape
-from components.state import PERSIST, ResultSlot, current_provenance, declaration_digest, registry
+from components.state import PERSIST, ResultSlot, current_provenance, declaration_digest, registry, workspace_key
 
 __all__ = ["RESULT_KEY", "RESULT_SLOT", "LOCK_KEY", "JOB", "sync_with_declaration", "declaration_section",
            "model_section", "setup_form", "model_note", "tolerance_section", "run_section", "verdict_table",
            "harm_table", "downloads"]
 
 RESULT_KEY = "transport_result"  # TransportResult | None
-LOCK_KEY = "transport_locked_tolerances"  # dict | None
-SEEDED_KEY = "transport_seeded_for"  # declaration digest the tr_ declaration widgets were seeded from
+LOCK_KEY = workspace_key("transport_locked_tolerances")  # dict | None
+SEEDED_KEY = workspace_key("transport_seeded_for")  # declaration digest the tr_ declaration widgets were seeded from
 JOB = "transport"  # components.jobs name
 #: The result shown on the page, tied to the table and declaration it came from (the models are refitted).
 RESULT_SLOT = ResultSlot(RESULT_KEY, "transport result")
