@@ -44,3 +44,39 @@ def test_oulad_id_student_is_proposed_as_identifier():
     props = propose_roles(frame)
     assert props["id_student"].role == "identifier"
     assert "28,785 distinct whole numbers in 32,593 rows (88%)" in props["id_student"].reason
+
+
+# ---------------------------------------------------------------------------
+# A model whose predictions are constant
+# ---------------------------------------------------------------------------
+
+
+def _toy(n: int = 100) -> "AuditDataset":
+    from audit_core.data.dataset import DatasetConfig, build_dataset
+
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=n)
+    y = np.where(np.arange(n) % 10 < 3, "yes", "no")  # 30 % positives
+    frame = pd.DataFrame({"x": x + (y == "yes") * 2.0, "y": y})
+    return build_dataset(frame, DatasetConfig(name="toy", targets=(
+        {"kind": "class", "name": "t", "column": "y", "positive": "yes"},), roles={"y": "ignore"}))
+
+
+def test_a_model_that_cannot_split_gets_the_constant_prediction_warning():
+    """100 rows, 75 for training: LightGBM's 50 rows per leaf allow no split, so every row gets the training
+    prevalence, 23 of 75 (stratified), about 0.307."""
+    from audit_core.models.training import MIN_PREDICTION_SPREAD, train_workspace
+    from audit_core.models.zoo import ModelSpec
+
+    ws = train_workspace(_toy(), spec=ModelSpec(kind="lightgbm", seed=0))
+    assert len(ws.train_index) == 75 and int(ws.dataset.primary.y[ws.train_index].sum()) == 23
+    codes = dict(ws.warnings)
+    message = codes["TRAIN_CONSTANT_PREDICTIONS"]
+    assert message.startswith("The model's predictions are (nearly) constant: over the 25 held-out rows no class "
+                              "probability moves by more than 0.0000 (every row gets about (0.693, 0.307)), and "
+                              "the held-out AUROC is 0.500.")
+    assert "With 75 training rows" in message
+    lr = train_workspace(_toy(), spec=ModelSpec(kind="logistic_regression", seed=0))
+    p = lr.model.predict_proba(lr.dataset.frame.iloc[lr.test_index])
+    assert (p.max(0) - p.min(0)).max() > MIN_PREDICTION_SPREAD
+    assert "TRAIN_CONSTANT_PREDICTIONS" not in dict(lr.warnings)

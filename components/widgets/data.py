@@ -448,13 +448,19 @@ def model_section(table: LoadedTable, config: DatasetConfig, groups: dict[str, s
                 _store(ws)
 
 
+def _constant(ws: Workspace) -> bool:
+    """Whether the model's held-out predictions are (nearly) constant (``TRAIN_CONSTANT_PREDICTIONS``)."""
+    return any(c == "TRAIN_CONSTANT_PREDICTIONS" for c, _ in ws.warnings)
+
+
 def _store(ws: Workspace) -> None:
     """Keep the model in the session first (tied to the current inputs), then save it: a refused save (full disk,
     read-only registry) keeps it."""
     provenance = current_provenance()
     WORKSPACE_SLOT.put(ws, provenance)
     auc = ws.metrics.query("split == 'test' and metric == 'auroc'")["value"].iloc[0]
-    ready = f"Model ready: {ws.model.spec.get('kind')} · held-out AUROC {auc:.3f} · {ws.grouping.n_groups} evidence groups"
+    head = "Model trained, but its predictions are (nearly) constant" if _constant(ws) else "Model ready"
+    ready = f"{head}: {ws.model.spec.get('kind')} · held-out AUROC {auc:.3f} · {ws.grouping.n_groups} evidence groups"
     try:
         run_id = save_workspace(registry(), ws)
     except AuditInputError as err:  # shown by the caller's guarded block too; the model stays usable
@@ -481,7 +487,10 @@ def workspace_section(groups: dict[str, str]) -> Workspace | None:
                                run_id=WORKSPACE_SLOT.run_id)
             ws = regrouped
     if st.session_state.get(Keys.MESSAGE) and not changed:
-        st.success(st.session_state[Keys.MESSAGE], icon=":material/check_circle:")
+        if _constant(ws):  # a model that learned nothing is not announced as ready
+            st.warning(st.session_state[Keys.MESSAGE], icon=":material/warning:")
+        else:
+            st.success(st.session_state[Keys.MESSAGE], icon=":material/check_circle:")
     for _code, message in ws.warnings:
         st.warning(md_escape(message), icon=":material/warning:")
     st.dataframe(
