@@ -155,7 +155,10 @@ def _cmd_run(args: argparse.Namespace) -> int:
             print(f"{o.kind}\tdone\t{o.run_id}\t{folder}")
             from audit_core.findings import record_findings
 
-            _print_findings(record_findings(registry.load(o.run_id)), indent="  ")
+            record = registry.load(o.run_id)
+            _print_findings(record_findings(record), indent="  ")
+            for weak in record.manifest.get("warnings") or ():  # short partitions, a stress that could not run
+                print(f"  warning: {weak['message']}")
         else:
             print(f"{o.kind}\tfailed\t{o.run_id}\t{o.error}")
             _err(f"the {o.kind} audit failed (saved as failed run {o.run_id}): {o.error}")

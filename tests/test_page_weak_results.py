@@ -38,3 +38,34 @@ def test_a_model_with_constant_predictions_is_not_announced_as_ready(registry_pa
     at.button(key="act_train").click().run()
     assert any(t.startswith("Model ready: logistic_regression") for t in texts(at, "success"))
     assert not any("constant" in t for t in texts(at, "warning"))
+
+
+def test_transport_says_the_target_definition_stress_did_not_run_with_one_target(registry_path) -> None:
+    """The loan sample with its first target only: the stress is declared (the default) but has nothing to compare."""
+    from audit_core.data.samples import SAMPLES
+    from audit_core.runs.registry import RunRegistry
+    from components.state import Keys, sample_table
+    from components.widgets.adoption import _column_table
+
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=300)
+    info, table = SAMPLES["loan_synthetic"], sample_table("loan_synthetic")
+    at.session_state[Keys.TABLE], at.session_state[Keys.SAMPLE] = table, info
+    at.session_state[Keys.COLUMNS] = _column_table(table.frame, info)
+    at.session_state[Keys.TARGETS] = [dict(info.target_definitions[0])]
+    at.session_state["dg_domain"], at.session_state["dg_key"] = "year", "application_id"
+    at.session_state["dg_source_value"], at.session_state["dg_target_value"] = "2019", "2023"
+    at.run()
+    at.switch_page("pages/transport.py").run()
+    assert at.multiselect(key="tr_stresses").value == ["target_definition", "degradation"]
+    at.button(key="act_tr_lock").click().run()
+    for key, value in (("tr_refits", 2), ("tr_bootstrap", 20), ("tr_sets", 2), ("tr_cap", 600)):
+        at.number_input(key=key).set_value(value)
+    at.multiselect(key="tr_mappings").set_value(["platt"])
+    at.button(key="act_tr_run").click().run()
+    assert not at.exception and not at.error, (at.exception, texts(at, "error"))
+    name = info.target_definitions[0]["name"]
+    assert (f"The target-definition stress did not run: it compares the primary target '{name}' with another "
+            "definition of the target, and only one is declared. Declare a second target to run it.") in texts(at, "warning")
+    assert not any("partition holds only" in t for t in texts(at, "warning"))  # 4,000 source rows: none is short
+    saved = RunRegistry(registry_path).load(RunRegistry(registry_path).list_runs().iloc[0]["run_id"])
+    assert [w["code"] for w in saved.manifest["warnings"]] == ["TRANSPORT_STRESS_ONE_TARGET"]
