@@ -208,14 +208,21 @@ def _cmd_gate(args: argparse.Namespace) -> int:
     if not side["run_a"] or not side["run_b"]:
         raise _Usage("RUN_A and RUN_B each need at least one run id")
     result = compare_runs(side["run_a"], side["run_b"], rules_yaml=rules, scope=args.scope)
+    from audit_core.runs.gate_context import comparison_notes
+
+    notes = comparison_notes(side["run_a"], side["run_b"])  # different data or configurations: said, not hidden
     if args.json:
         print(json.dumps(result.to_dict(), indent=2, sort_keys=True, default=str))
+        for note in notes:  # stdout stays one JSON document
+            print(f"note: {note}", file=sys.stderr)
     else:
         print(result.to_frame().to_string(index=False))
         print(result.summary_text())
         from audit_core.findings import gate_findings
 
         _print_findings(gate_findings(result))
+        for note in notes:
+            print(f"note: {note}")
     print("gate: PASSED" if result.passed else "gate: FAILED")
     return EXIT_OK if result.passed else EXIT_GATE_FAILED
 
