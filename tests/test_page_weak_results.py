@@ -69,3 +69,21 @@ def test_transport_says_the_target_definition_stress_did_not_run_with_one_target
     assert not any("partition holds only" in t for t in texts(at, "warning"))  # 4,000 source rows: none is short
     saved = RunRegistry(registry_path).load(RunRegistry(registry_path).list_runs().iloc[0]["run_id"])
     assert [w["code"] for w in saved.manifest["warnings"]] == ["TRANSPORT_STRESS_ONE_TARGET"]
+
+
+def test_oulad_id_student_is_proposed_as_identifier_on_data_and_groups(registry_path) -> None:
+    """OULAD studentInfo.csv as shipped: `id_student` is 88% distinct (inferred numeric); the page proposes it as an
+    identifier with the counts, and one click takes it out of the features."""
+    from real_data import DATASETS, require
+
+    path = require(DATASETS / "oulad" / "studentInfo.csv")
+    at = _data_page()
+    at.radio(key="dg_source_mode").set_value("Upload a file").run()
+    at.file_uploader(key="up_table").set_value([(path.name, path.read_bytes(), "text/csv")]).run()
+    assert not at.exception and not at.error, (at.exception, texts(at, "error"))
+    proposals = next(df.value for df in at.dataframe if "proposed" in df.value.columns).set_index("column")
+    assert proposals.loc["id_student", ["now", "proposed"]].tolist() == ["numeric", "identifier"]
+    assert "28,785 distinct whole numbers in 32,593 rows (88%)" in proposals.loc["id_student", "why"]
+    at.button(key="act_accept_roles").click().run()
+    roles = at.session_state["columns_table"].set_index("column")["role"]
+    assert roles["id_student"] == "identifier"
