@@ -87,3 +87,22 @@ def test_oulad_id_student_is_proposed_as_identifier_on_data_and_groups(registry_
     at.button(key="act_accept_roles").click().run()
     roles = at.session_state["columns_table"].set_index("column")["role"]
     assert roles["id_student"] == "identifier"
+
+
+def test_a_saved_run_reopened_on_runs_shows_its_warnings(registry_path) -> None:
+    """The warnings are kept in the run's manifest: reopening the run shows them again, escaped."""
+    import pandas as pd
+
+    from audit_core.runs.registry import RunRegistry
+
+    message = ("The selection partition holds only 7 record(s) of class 'yes*' (fewest over 2 refit(s); the declared "
+               "minimum is 20 per class)")
+    metrics = pd.DataFrame({"split": ["test"], "metric": ["auroc"], "value": [0.8]})
+    RunRegistry(registry_path).save(
+        audit_kind="model", dataset_name="loan", dataset_fingerprint="f" * 64, grouping_hash=None,
+        model_spec={"kind": "logistic_regression"}, config={}, tables={"metrics": metrics},
+        manifest={"warnings": [{"code": "TRANSPORT_FEW_IN_PARTITION", "message": message}]})
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=300).run()
+    at.switch_page("pages/runs.py").run()
+    assert not at.exception and not at.error, (at.exception, texts(at, "error"))
+    assert message in texts(at, "warning")

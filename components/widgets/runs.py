@@ -205,6 +205,8 @@ def run_view_section(runs: pd.DataFrame) -> None:
             st.session_state[_PENDING_DELETE] = run_id
         _pdf_summary(run_id, record)
         _delete_confirmation(run_id)
+        for weak in record.manifest.get("warnings") or ():  # what the run found weak (short partitions, a stress not run)
+            st.warning(md_escape(weak["message"]), icon=":material/warning:")
         show_record(record, key="open")
 
 
