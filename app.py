@@ -37,10 +37,13 @@ def main() -> None:
     from components.jobs import sidebar_status  # heavy imports only after the navigation is drawn
     from audit_core.native_threads import pin_blas_threads
     from components.widgets.adoption import ensure_sample_loaded
+    from components.workspaces import aside, finish_pending_switch, workspace_bar
 
     pin_blas_threads()  # sessions share this process: one fixed BLAS thread count (audit_core/native_threads.py)
+    finish_pending_switch()  # a switch between your workspace and the demo's that a newer run cut short
     ensure_sample_loaded()  # a bundled sample is ready to explore on first start
-    sidebar_status()
+    workspace_bar()  # once the demo has run: which workspace the pages show, and the way back to yours
+    sidebar_status(aside())
     loading.empty()
     current.run()
 

@@ -155,7 +155,10 @@ def _cmd_run(args: argparse.Namespace) -> int:
             print(f"{o.kind}\tdone\t{o.run_id}\t{folder}")
             from audit_core.findings import record_findings
 
-            _print_findings(record_findings(registry.load(o.run_id)), indent="  ")
+            record = registry.load(o.run_id)
+            _print_findings(record_findings(record), indent="  ")
+            for weak in record.manifest.get("warnings") or ():  # short partitions, a stress that could not run
+                print(f"  warning: {weak['message']}")
         else:
             print(f"{o.kind}\tfailed\t{o.run_id}\t{o.error}")
             _err(f"the {o.kind} audit failed (saved as failed run {o.run_id}): {o.error}")
@@ -205,14 +208,21 @@ def _cmd_gate(args: argparse.Namespace) -> int:
     if not side["run_a"] or not side["run_b"]:
         raise _Usage("RUN_A and RUN_B each need at least one run id")
     result = compare_runs(side["run_a"], side["run_b"], rules_yaml=rules, scope=args.scope)
+    from audit_core.runs.gate_context import comparison_notes
+
+    notes = comparison_notes(side["run_a"], side["run_b"])  # different data or configurations: said, not hidden
     if args.json:
         print(json.dumps(result.to_dict(), indent=2, sort_keys=True, default=str))
+        for note in notes:  # stdout stays one JSON document
+            print(f"note: {note}", file=sys.stderr)
     else:
         print(result.to_frame().to_string(index=False))
         print(result.summary_text())
         from audit_core.findings import gate_findings
 
         _print_findings(gate_findings(result))
+        for note in notes:
+            print(f"note: {note}")
     print("gate: PASSED" if result.passed else "gate: FAILED")
     return EXIT_OK if result.passed else EXIT_GATE_FAILED
 

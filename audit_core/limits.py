@@ -35,6 +35,11 @@ the square of the evidence groups):
   Fragility audit may build and predict; above it the audit is refused up
   front with ``FR_TOO_MUCH_WORK``.
 
+**Minimums.** :data:`MIN_PARTITION_CLASS_ROWS` is not a cap but the fewest
+records of one class a Transport source partition should hold: below it the
+run carries a ``TRANSPORT_FEW_IN_PARTITION`` warning naming the partition,
+the class and the count (:mod:`audit_core.transport.cautions`).
+
 This module is pure: it must not import streamlit or plotly.
 """
 from __future__ import annotations
@@ -47,7 +52,11 @@ from typing import Any, NamedTuple
 
 from .errors import fail, register_messages
 
-__all__ = ["COUNTS", "COUNT_FIELDS", "Count", "ENV_VARS", "Limits"]
+__all__ = ["COUNTS", "COUNT_FIELDS", "Count", "ENV_VARS", "Limits", "MIN_PARTITION_CLASS_ROWS"]
+
+#: Fewest records of one class in a Transport source partition (train, calibration, selection, ID test) before
+#: the run warns that what is fitted or measured on that partition rests on too few records.
+MIN_PARTITION_CLASS_ROWS = 20
 
 _MB = 1024 * 1024
 #: Hard ceiling of AUDIT_MAX_CUBE_K: 2**20 cells is about a million adjudications.

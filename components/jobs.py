@@ -10,6 +10,11 @@ progress until it ends, and an interruption of the page stops following, not
 the job. On return the page follows again, or adopts the finished result; the
 sidebar lists jobs in progress on every page (:func:`sidebar_status`).
 
+Jobs belong to the workspace they were started in (:mod:`components.workspaces`):
+a Fragility audit started on your data keeps running, and is adopted by your
+workspace, while you look at the demo's. A *shared* job (the guided demo
+itself) belongs to the session as a whole.
+
 The worker never calls ``st.*`` (it has no script context): it reports
 progress into the job, polls :meth:`Job.stop_requested`, and returns the
 result and its saved run id. A declared refusal is kept as its message; an
@@ -27,12 +32,13 @@ import streamlit as st
 
 from audit_core.errors import AuditInputError
 from components.feedback import md_escape
-from components.state import Provenance, ResultSlot
+from components.state import Provenance, ResultSlot, workspace_key
 
 __all__ = ["Job", "start", "current", "follow", "follow_and_adopt", "sidebar_status"]
 
 log = logging.getLogger("reliability_audit")
-_JOBS = "jobs"  # session key: {name: Job}
+_JOBS = workspace_key("jobs")  # session key: {name: Job} of the active workspace
+_SHARED = "jobs_shared"  # session key: {name: Job} of the session as a whole (the guided demo)
 _POLL_S = 0.25
 
 
@@ -107,23 +113,27 @@ class Job:
             self.finished = time.time()
 
 
-def _jobs() -> dict[str, Job]:
-    return st.session_state.setdefault(_JOBS, {})
+def _jobs(shared: bool = False) -> dict[str, Job]:
+    return st.session_state.setdefault(_SHARED if shared else _JOBS, {})
 
 
-def current(name: str) -> Job | None:
-    """The session's job of that name (running or finished), if any."""
-    return _jobs().get(name)
+def current(name: str, *, shared: bool = False) -> Job | None:
+    """The job of that name (running or finished) in the active workspace, or the session's (``shared``)."""
+    return _jobs(shared).get(name)
 
 
-def start(name: str, title: str, work: Callable[[Job], tuple[Any, str | None]], *, provenance: Provenance) -> Job:
-    """Start ``work(job) -> (result, run_id)`` in a daemon thread; refuse a second job of the same name."""
-    running = current(name)
+def start(name: str, title: str, work: Callable[[Job], tuple[Any, str | None]], *, provenance: Provenance,
+          shared: bool = False) -> Job:
+    """Start ``work(job) -> (result, run_id)`` in a daemon thread; refuse a second job of the same name.
+
+    The job belongs to the active workspace, or to the session as a whole when ``shared``.
+    """
+    running = current(name, shared=shared)
     if running is not None and running.running:
         return running
     job = Job(name=name, title=title, provenance=provenance)
     job._thread = threading.Thread(target=job._run, args=(work,), name=f"audit-job-{name}", daemon=True)
-    _jobs()[name] = job
+    _jobs(shared)[name] = job
     job._thread.start()
     return job
 
@@ -184,8 +194,15 @@ def follow_and_adopt(job: Job | None, slot: ResultSlot, *, stopped: str) -> bool
     return adopted
 
 
-def sidebar_status() -> None:
-    """On every page: the jobs of this session still running, with their progress."""
-    running = [j for j in _jobs().values() if j.running]
-    for job in running:
-        st.sidebar.caption(f"{md_escape(job.title)} running · {job.fraction:.0%} · {md_escape(job.message)}")
+def sidebar_status(aside: dict[str, dict] | None = None) -> None:
+    """On every page: the jobs of this session still running, with their progress.
+
+    ``aside``: workspace label -> that workspace kept aside (its session keys), whose running jobs are listed
+    with the label.
+    """
+    groups = [("", _jobs(shared=True)), ("", _jobs())]
+    groups += [(f" in {label.lower()}", state.get(_JOBS) or {}) for label, state in (aside or {}).items()]
+    for where, jobs in groups:
+        for job in (j for j in jobs.values() if j.running):
+            st.sidebar.caption(f"{md_escape(job.title)} running{md_escape(where)} · {job.fraction:.0%} · "
+                               f"{md_escape(job.message)}")

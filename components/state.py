@@ -27,12 +27,26 @@ a digest of other inputs. :class:`ResultSlot` compares that with the current
 provenance; a result whose inputs changed is *stale*: the page says which input
 changed (:func:`components.feedback.stale_notice`) and disables the actions on
 it (save, export, audit) until it is computed again.
+
+Workspaces
+----------
+What a user builds on the pages (the table and its declaration, the value
+widgets, the result slots, the jobs) is one *workspace*: the keys for which
+:func:`is_workspace_key` holds, i.e. the value-widget keys
+(:data:`PERSIST_PREFIXES`) and every key declared with :func:`workspace_key`
+(the :class:`Keys`, each :class:`ResultSlot` unless ``shared``, and the pages'
+own keys). :mod:`components.workspaces` keeps a second workspace (the guided
+demo's) aside and swaps the two. Functions that read or write a declaration
+(:func:`declaration_digest`, :func:`current_provenance`, ``ResultSlot.put``)
+take an optional ``state`` mapping, so a workspace kept aside can be built
+and read without touching the session's.
 """
 from __future__ import annotations
 
 import hashlib
 import json
 import os
+from collections.abc import MutableMapping
 from dataclasses import dataclass, fields
 from typing import Any
 
@@ -49,6 +63,9 @@ __all__ = [
     "PERSIST",
     "PERSIST_PREFIXES",
     "DECLARATION_KEYS",
+    "workspace_key",
+    "is_workspace_key",
+    "session",
     "Provenance",
     "ResultSlot",
     "WORKSPACE_SLOT",
@@ -70,6 +87,25 @@ PERSIST_PREFIXES = ("dg_", "fr_", "tr_", "rc_", "ru_")
 #: Passed as ``persist_state=PERSIST`` to every value widget with a persistent key.
 PERSIST = "session"
 
+#: Session keys that belong to a workspace besides the value widgets (filled by :func:`workspace_key`).
+_WORKSPACE_KEYS: set[str] = set()
+
+
+def workspace_key(key: str) -> str:
+    """Declare ``key`` part of the workspace (swapped with it, see :mod:`components.workspaces`); returns it."""
+    _WORKSPACE_KEYS.add(key)
+    return key
+
+
+def is_workspace_key(key: str) -> bool:
+    """Whether a session key belongs to the workspace: a value widget, or a key declared with :func:`workspace_key`."""
+    return key in _WORKSPACE_KEYS or key.startswith(PERSIST_PREFIXES)
+
+
+def session(state: MutableMapping | None = None) -> MutableMapping:
+    """``state``, or the session's state when it is None (the active workspace)."""
+    return st.session_state if state is None else state
+
 
 class Keys:
     """Session-state keys (not widget keys)."""
@@ -82,6 +118,11 @@ class Keys:
     TARGETS = "targets"  # list[dict]
     WORKSPACE = "workspace"  # Workspace | None (a result slot, see ResultSlot)
     MESSAGE = "last_message"  # str | None: the "Model ready" line of the current workspace
+
+
+for _key in (Keys.TABLE, Keys.SOURCE_ID, Keys.SAMPLE, Keys.COLUMNS, Keys.EDITOR_VERSION, Keys.TARGETS, Keys.WORKSPACE,
+             Keys.MESSAGE):
+    workspace_key(_key)
 
 
 #: Widget keys of Data & groups that, with the column roles and the targets, make the declaration.
@@ -108,14 +149,15 @@ def _declared(key: str, value: Any, targets: list[dict]) -> Any:
     return value
 
 
-def declaration_digest() -> str | None:
+def declaration_digest(state: MutableMapping | None = None) -> str | None:
     """Digest of the current declaration: column roles, targets and the record widgets.
 
     Evidence groups and the baseline are left out: they regroup a trained
     model without retraining it, and results that depend on them carry the
-    workspace digest, which includes the grouping.
+    workspace digest, which includes the grouping. ``state``: a workspace
+    kept aside (default: the session's).
     """
-    ss = st.session_state
+    ss = session(state)
     columns = ss.get(Keys.COLUMNS)
     if columns is None:
         return None
@@ -170,13 +212,14 @@ class Provenance:
         return " and ".join(self.LABELS[n] for n in names)
 
 
-def current_provenance(*, model: bool = False, inputs: Any = None) -> Provenance:
+def current_provenance(*, model: bool = False, inputs: Any = None, state: MutableMapping | None = None) -> Provenance:
     """The provenance a result computed now would get (``model``: include the current workspace)."""
-    table = st.session_state.get(Keys.TABLE)
+    ss = session(state)
+    table = ss.get(Keys.TABLE)
     return Provenance(
         table=getattr(table, "sha256", None),
-        declaration=declaration_digest(),
-        model=workspace_digest(st.session_state.get(Keys.WORKSPACE)) if model else None,
+        declaration=declaration_digest(ss),
+        model=workspace_digest(ss.get(Keys.WORKSPACE)) if model else None,
         inputs=digest(inputs) if inputs is not None else None,
     )
 
@@ -188,20 +231,29 @@ class ResultSlot:
     its provenance and saved run id live under ``key + "__slot"``, together
     with the value they describe: a value written to ``key`` by other means
     (not the same object) has no recorded provenance and counts as current.
+    Both keys belong to the workspace unless ``shared`` (a result of the
+    session as a whole, such as the guided demo's).
     """
 
-    def __init__(self, key: str, what: str) -> None:
+    def __init__(self, key: str, what: str, *, shared: bool = False) -> None:
         self.key = key
         self.what = what
         self._meta = key + "__slot"
+        if not shared:
+            workspace_key(self.key)
+            workspace_key(self._meta)
 
-    def put(self, value: Any, provenance: Provenance, *, run_id: str | None = None, note: str | None = None) -> None:
-        st.session_state[self.key] = value
-        st.session_state[self._meta] = {"value": value, "provenance": provenance, "run_id": run_id, "note": note}
+    def put(self, value: Any, provenance: Provenance, *, run_id: str | None = None, note: str | None = None,
+            state: MutableMapping | None = None) -> None:
+        """Keep ``value`` with its provenance (in ``state``, a workspace kept aside, or the session's)."""
+        ss = session(state)
+        ss[self.key] = value
+        ss[self._meta] = {"value": value, "provenance": provenance, "run_id": run_id, "note": note}
 
-    def clear(self) -> None:
-        st.session_state[self.key] = None
-        st.session_state[self._meta] = None
+    def clear(self, state: MutableMapping | None = None) -> None:
+        ss = session(state)
+        ss[self.key] = None
+        ss[self._meta] = None
 
     @property
     def value(self) -> Any:

@@ -55,6 +55,8 @@ if tw.RESULT_SLOT.run_id and not changed:
     st.success(f"Saved to the registry as run {md_escape(tw.RESULT_SLOT.run_id)}.", icon=":material/check_circle:")
 st.info(tw.model_note(result), icon=":material/model_training:")
 model, mapping, s_rate = tw.view_selectors(result, headline)
+for weak in result.manifest.get("warnings") or ():  # short partitions, a stress that could not run
+    st.warning(md_escape(weak["message"]), icon=":material/warning:")
 transport_panel(result, selection_rate=s_rate)
 if result.manifest.get("multiclass"):  # its own tabs: only those with content
     tmc.results_view(result, model=model, mapping=mapping, selection_rate=s_rate, stale=bool(changed), headline=headline)

@@ -1,4 +1,5 @@
-"""Real-browser test: Home → "Run the demo" → walk the four steps of the story → open the full Fragility page."""
+"""Real-browser test: Home → "Run the demo" → walk the four steps of the story → open the full Fragility page (in the
+demo's workspace)."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -32,10 +33,11 @@ def test_run_the_demo_and_walk_the_four_steps(tmp_path: Path, monkeypatch: pytes
             panel = page.get_by_role("tabpanel").filter(has_text=sentence)
             panel.wait_for(timeout=30_000)
             panel.locator(".js-plotly-plot").first.wait_for(timeout=60_000)  # the step's figure is drawn
-            assert panel.get_by_role("link", name="Open ", exact=False).count() == 1, name
+            assert panel.get_by_role("button", name="Open ", exact=False).count() == 1, name
         page.get_by_role("tab", name=STEPS[0][0]).click()
-        page.get_by_role("tabpanel").get_by_role("link", name="Open the full Fragility audit").click()
+        page.get_by_role("tabpanel").get_by_role("button", name="Open the full Fragility audit").click()
         page.get_by_text("Case trajectory", exact=False).first.wait_for(timeout=120_000)
         page.get_by_text("Listed: the", exact=False).first.wait_for(timeout=30_000)
+        page.get_by_text("You are looking at the demo's workspace", exact=False).first.wait_for(timeout=30_000)
     runs = RunRegistry(registry_path).list_runs()
     assert sorted(runs["audit_kind"]) == ["fragility", "model", "transport"] and (runs["status"] == "done").all()

@@ -208,3 +208,28 @@ def test_usr1_prints_every_thread_stack_and_the_run_goes_on(tmp_path: Path, reg:
             proc.kill()
     assert "most recent call first" in err and "audit_core" in err, err[-3000:]
     assert proc.returncode == 3
+
+
+def test_gate_notes_when_the_two_sides_come_from_different_data_or_configurations(fragility_run) -> None:
+    """The same run on both sides: no note. A copy saved as if from another file and with fewer cases: the gate
+    still compares, and says that the data and the fragility configuration differ."""
+    reg, run_id, _ = fragility_run
+    registry = RunRegistry(reg)
+    run = registry.load(run_id)
+    other_id = registry.save(audit_kind="fragility", dataset_name="german.data", dataset_fingerprint="ab" * 32,
+                             grouping_hash=run.grouping_hash, model_spec=run.model_spec,
+                             config={**run.config, "audit": {**run.config["audit"], "max_cases": 30}}, tables=dict(run.tables), manifest=run.manifest)
+    same = cli("gate", run_id, run_id, "--scope", "internal", "--registry", str(reg))
+    assert same.returncode == 0 and "note:" not in same.stdout, same.stdout
+    other = cli("gate", run_id, other_id, "--scope", "internal", "--registry", str(reg))
+    assert other.returncode == 0, other.stderr
+    notes = [line for line in other.stdout.splitlines() if line.startswith("note: ")]
+    assert notes == [
+        f"note: The two sides read different data: old {run.dataset_name!r} (SHA-256 {run.dataset_fingerprint[:12]}), "
+        f"new 'german.data' (SHA-256 abababababab). The verdicts are compared as they stand; a change may come from "
+        "the data, not the model.",
+        "note: The fragility runs were configured differently: audit.max_cases (40 → 30).",
+    ]
+    assert other.stdout.strip().endswith("gate: PASSED")
+    as_json = cli("gate", run_id, other_id, "--scope", "internal", "--json", "--registry", str(reg))
+    assert as_json.returncode == 0 and as_json.stderr.count("note: ") == 2

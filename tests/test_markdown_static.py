@@ -41,6 +41,8 @@ TRUSTED: dict[tuple[str, str], str] = {
         "what and reasons are the app's own words (ResultSlot.what, Provenance.LABELS)",
     ("components/widgets/data.py", "st.success(st.session_state[Keys.MESSAGE], icon=\":material/check_circle:\")"):
         "the 'Model ready' line built by _store from the model kind (the zoo's name), numbers and the run id",
+    ("components/widgets/data.py", "st.warning(st.session_state[Keys.MESSAGE], icon=\":material/warning:\")"):
+        "the same line, headed as a warning when the model's predictions are constant",
     ("components/widgets/receipts.py", "st.success(st.session_state[RcKeys.SAVED])"):
         "'Saved as run <id>' with the id the registry just returned",
     ("components/widgets/runs.py", "st.caption(link)"):

@@ -57,11 +57,10 @@ def test_run_the_demo_shows_four_steps_with_the_library_numbers(registry_path: P
     # the gate's verdict is the library's, for the saved runs
     verdict = result.gate.verdict_b
     assert ("blocked" if verdict == "block" else "allowed" if verdict == "release" else "referred") in gate[0]
-    # the runs are in the registry, done, and the pages' result slots hold the demo's results
+    # the runs are in the registry, done; the user's own workspace holds no demo result
     runs = RunRegistry(registry_path).list_runs()
     assert set(runs["run_id"]) == set(result.run_ids.values()) and (runs["status"] == "done").all()
-    assert at.session_state["fragility_audit"] is result.audit
-    assert at.session_state["workspace"] is result.workspace
+    assert at.session_state["workspace"] is None and "fragility_audit" not in at.session_state
     # the case's feature values, with the removed groups marked; no "None" strings anywhere in its table
     values = next(df.value for df in at.dataframe if "removed to flip" in df.value.columns)
     assert len(values) == len(result.workspace.grouping.raw_map())
@@ -79,9 +78,12 @@ def test_run_the_demo_shows_four_steps_with_the_library_numbers(registry_path: P
     assert list(grounds.columns) == ["what the gate reads", "before the audits", "after", "changed the decision",
                                      "name in the rules"]
     assert "how far the stated probabilities are off on the target domain (ECE)" in set(grounds["what the gate reads"])
-    # the full pages open on the same results, not stale
-    at.switch_page("pages/fragility.py").run()
+    # step 1's button opens the full Fragility page in the demo's workspace, on the same results, not stale
+    at.button(key="act_demo_open_1").click().run()
     assert not at.exception and not at.error, texts(at, "error")
+    assert at.title[0].value == "Fragility"
+    assert at.session_state["fragility_audit"] is result.audit
+    assert at.session_state["workspace"] is result.workspace
     assert not any("shown for reference only" in t for t in texts(at, "warning"))
     assert any(f"saved as run {result.run_ids['fragility']}" in t for t in texts(at, "success"))
     # the case inspector opens on the demo's striking case and says how its list relates to the headline

@@ -144,3 +144,32 @@ def test_release_gate_across_saved_runs(registry_path: Path) -> None:
     at.button(key="act_rc_gate").click().run()
     gc = at.session_state["receipts_gate"]
     assert gc.cube.cube.v_new == "refer" and gc.cube.adjudications[frozenset(gc.cube.cube.sources)].governed_by == "(no authority)"
+
+
+def test_the_gate_defaults_to_one_scope_and_notes_runs_on_different_data(registry_path: Path) -> None:
+    """Old and new scope default to the same value, so a gate of one run against itself changes nothing; two runs
+    on different data are compared, with a note that says so."""
+    reg = RunRegistry(registry_path)
+    metrics = pd.DataFrame({"split": ["test", "test"], "metric": ["auroc", "log_loss"], "value": [0.82, 0.4]})
+    loan = reg.save(audit_kind="model", dataset_name="loan", dataset_fingerprint="f" * 64, grouping_hash=None,
+                    model_spec={"kind": "logistic_regression"}, config={"model": {"seed": 0}}, tables={"metrics": metrics})
+    at = _page()
+    assert at.selectbox(key="rc_gate_old_scope").value == at.selectbox(key="rc_gate_new_scope").value == "production"
+    at.button(key="act_rc_gate").click().run()
+    assert not at.exception and not at.error, _texts(at, "error")
+    cube = at.session_state["receipts_gate"].cube.cube
+    assert cube.v_old == cube.v_new == "refer" and not cube.changed  # no scope change added to the receipt
+    assert not any("read different data" in t for t in texts(at, "info"))
+    german = reg.save(audit_kind="model", dataset_name="german_*credit*", dataset_fingerprint="e" * 64,
+                      grouping_hash=None, model_spec={"kind": "logistic_regression"}, config={"model": {"seed": 1}},
+                      tables={"metrics": metrics})
+    at.run()
+    at.multiselect(key="rc_gate_old_runs").set_value([loan])
+    at.multiselect(key="rc_gate_new_runs").set_value([german])
+    at.button(key="act_rc_gate").click().run()
+    assert not at.exception and not at.error, _texts(at, "error")
+    notes = [t for t in texts(at, "info") if "different" in t]
+    assert notes == ["The two sides read different data: old 'loan' (SHA-256 ffffffffffff), new 'german_*credit*' "
+                     "(SHA-256 eeeeeeeeeeee). The verdicts are compared as they stand; a change may come from the data, "
+                     "not the model.",
+                     "The model runs were configured differently: model.seed (0 → 1)."]

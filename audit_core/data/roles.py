@@ -25,6 +25,11 @@ applies them on one click (they are never applied silently):
 * a numeric column of whole numbers with at most :data:`MAX_CODE_LEVELS`
   distinct values (codes such as 1–4), and at least twice as many rows as
   values, is proposed ``categorical``;
+* a numeric column of whole numbers named like a key (``id``, ``id_…``,
+  ``…_id``, ``…_key``) whose share of distinct values is at least
+  :data:`MIN_ID_UNIQUE_SHARE` is proposed ``identifier``: a student or
+  customer number repeated over a few records (one per course, one per
+  year) is a key, not evidence, although it is not unique;
 * a categorical column with more than :data:`MAX_ONEHOT_LEVELS` levels is
   proposed ``identifier`` (one-hot would add a column per level; grouping its
   rare levels into one before uploading is the other way out).
@@ -39,7 +44,7 @@ import pandas as pd
 from audit_core.errors import fail, register_messages
 
 __all__ = [
-    "Role", "ROLES", "FEATURE_ROLES", "MAX_CODE_LEVELS", "MAX_ONEHOT_LEVELS", "RoleProposal",
+    "Role", "ROLES", "FEATURE_ROLES", "MAX_CODE_LEVELS", "MAX_ONEHOT_LEVELS", "MIN_ID_UNIQUE_SHARE", "RoleProposal",
     "infer_roles", "apply_role_overrides", "propose_roles",
 ]
 
@@ -61,6 +66,8 @@ register_messages(
 MAX_CODE_LEVELS = 10
 #: Categorical columns with more levels than this are proposed as identifiers.
 MAX_ONEHOT_LEVELS = 100
+#: Whole-number columns named like a key with at least this share of distinct values are proposed as identifiers.
+MIN_ID_UNIQUE_SHARE = 0.5
 
 _ID_HINTS = ("id", "key", "uuid", "guid", "record", "code_no")
 
@@ -173,7 +180,11 @@ def propose_roles(frame: pd.DataFrame, roles: Mapping[str, str] | None = None) -
         nunique = int(nonnull.nunique())
         if role == "numeric" and pd.api.types.is_numeric_dtype(s.dtype) and not pd.api.types.is_bool_dtype(s.dtype):
             whole = bool((nonnull == nonnull.round()).all())
-            if whole and 2 <= nunique <= MAX_CODE_LEVELS and len(nonnull) >= 2 * nunique:
+            share = nunique / max(len(nonnull), 1)
+            if whole and _looks_like_id_name(name) and nunique > MAX_CODE_LEVELS and share >= MIN_ID_UNIQUE_SHARE:
+                out[name] = RoleProposal(name, "identifier", f"named like a key, with {nunique:,} distinct whole "
+                                         f"numbers in {len(nonnull):,} rows ({share:.0%}): probably a key, not evidence")
+            elif whole and 2 <= nunique <= MAX_CODE_LEVELS and len(nonnull) >= 2 * nunique:
                 out[name] = RoleProposal(name, "categorical", f"whole numbers with {nunique} distinct values "
                                          f"(at most {MAX_CODE_LEVELS}): probably codes")
         elif role == "categorical" and nunique > MAX_ONEHOT_LEVELS:

@@ -30,6 +30,8 @@ __all__ = [
     "attach_model",
     "heldout_warnings",
     "holdout_metrics",
+    "constant_prediction_warnings",
+    "MIN_PREDICTION_SPREAD",
     "split_holdout",
     "train_workspace",
 ]
@@ -54,6 +56,13 @@ register_messages(
             "accuracy and log loss rest on so few rows that they can swing widely. Read them as rough, or "
             "use more data or a larger held-out share."
         ),
+        "TRAIN_CONSTANT_PREDICTIONS": (
+            "The model's predictions are (nearly) constant: over the {n} held-out rows no class probability "
+            "moves by more than {spread:.4f} (every row gets about {probs}), and the held-out AUROC is {auc}. "
+            "It has learned (almost) nothing from the features, so the audits would describe a constant. "
+            "With {n_train} training rows, try another model (a {kind} may need more rows to split), or use "
+            "more data."
+        ),
     }
 )
 
@@ -62,6 +71,9 @@ _MIN_ROWS = 20
 MIN_CLASS_ROWS = 4
 #: Fewest held-out rows of one class before the held-out metrics carry a warning.
 MIN_HELDOUT_CLASS_ROWS = 20
+#: Held-out predictions whose every class probability spans less than this (max - min over the rows) are
+#: (nearly) constant: the model carries a ``TRAIN_CONSTANT_PREDICTIONS`` warning, not a plain "ready".
+MIN_PREDICTION_SPREAD = 0.01
 
 
 @dataclass(frozen=True, eq=False)
@@ -80,7 +92,7 @@ class Workspace:
     metrics : pandas.DataFrame
         Held-out check: columns ``split``, ``metric``, ``value``.
     warnings : tuple of (code, message)
-        Declared warnings about the check (``TRAIN_FEW_HELDOUT``).
+        Declared warnings about the check (``TRAIN_FEW_HELDOUT``, ``TRAIN_CONSTANT_PREDICTIONS``).
     """
 
     dataset: AuditDataset
@@ -171,6 +183,32 @@ def heldout_warnings(dataset: AuditDataset, test: np.ndarray) -> tuple[tuple[str
     return tuple(out)
 
 
+def constant_prediction_warnings(model: FittedModel, X: pd.DataFrame, *, auroc: float,
+                                 n_train: int) -> tuple[tuple[str, str], ...]:
+    """``TRAIN_CONSTANT_PREDICTIONS`` when no class probability spans :data:`MIN_PREDICTION_SPREAD` on ``X``.
+
+    Parameters
+    ----------
+    model : FittedModel
+    X : pandas.DataFrame of shape (n_heldout, n_columns)
+        The held-out rows.
+    auroc : float
+        The held-out AUROC (NaN when a class is absent), quoted in the message.
+    n_train : int
+        Training rows, quoted in the message.
+    """
+    p = model.predict_proba(X)
+    if len(p) == 0:
+        return ()
+    spread = float((p.max(axis=0) - p.min(axis=0)).max())
+    if spread >= MIN_PREDICTION_SPREAD:
+        return ()
+    probs = "(" + ", ".join(f"{v:.3f}" for v in p.mean(axis=0)) + ")"
+    return (("TRAIN_CONSTANT_PREDICTIONS", MESSAGES["TRAIN_CONSTANT_PREDICTIONS"].format(
+        n=len(p), spread=spread, probs=probs, auc="undefined" if not np.isfinite(auroc) else f"{auroc:.3f}",
+        n_train=n_train, kind=str(model.spec.get("kind", "model")))),)
+
+
 def holdout_metrics(model: FittedModel, X: pd.DataFrame, y: np.ndarray, *, split: str) -> pd.DataFrame:
     """AUROC (one-vs-rest for multi-class), accuracy and log loss of ``model`` on ``X``."""
     p = model.predict_proba(X)
@@ -215,7 +253,9 @@ def _finish(
         train_index=train,
         test_index=test,
         metrics=metrics,
-        warnings=heldout_warnings(dataset, test),
+        warnings=heldout_warnings(dataset, test) + constant_prediction_warnings(
+            model, dataset.frame.iloc[test], auroc=float(metrics.query("split == 'test' and metric == 'auroc'")
+                                                          ["value"].iloc[0]), n_train=len(train)),
     )
 
 

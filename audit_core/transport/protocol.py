@@ -43,8 +43,9 @@ from audit_core.models.zoo import FittedModel, ModelSpec, train_model
 from . import messages as _messages  # noqa: F401  (registers the TRANSPORT_* messages)
 from . import stress as st
 from .blas import serial_blas as _serial_blas
+from .cautions import partition_warnings, stress_warnings
 from .changes import classify_changes, exact_bootstrap
-from .config import TransportConfig, _bad, _plain, _sha256_file, versions
+from .config import TransportConfig, _bad, _plain, _sha256_file, class_names_of, versions
 from .evaluation import evaluate_pipeline, fit_rules
 from .headline import headline_slice
 from .mappings import fit_mapping
@@ -299,6 +300,9 @@ class TransportAudit:
                            "codes": [p.astype(int).tolist() for p in parts]},
         }
         self._record_headline()
+        codes = self._class_codes()
+        names = getattr(self, "classes", None) or class_names_of(self.manifest["config"]) or [f"class {k}" for k in codes]
+        self.manifest["warnings"] = partition_warnings(self._parts, y, partitions=PARTITIONS, codes=codes, names=names)
         self._done.append("split")
         return self
 
@@ -486,6 +490,8 @@ class TransportAudit:
         with _serial_blas():
             if "target_definition" in c.stresses and len(c.targets) > 1:
                 st.target_definition_stress(self)
+            self.manifest.setdefault("warnings", []).extend(
+                stress_warnings(stresses=c.stresses, targets=c.targets, primary=c.primary_target))
             if "degradation" in c.stresses:
                 st.degradation_stress(self)
         self._done.append("stress")

@@ -6,6 +6,8 @@ honoured there), so adopting a table is written as a small transaction; see
 """
 from __future__ import annotations
 
+from collections.abc import MutableMapping
+
 import pandas as pd
 import streamlit as st
 
@@ -13,7 +15,7 @@ from audit_core.data.intake import LoadedTable
 from audit_core.data.roles import infer_roles
 from audit_core.data.samples import SAMPLES, SampleInfo
 from components.feedback import guarded
-from components.state import WORKSPACE_SLOT, Keys, sample_table
+from components.state import WORKSPACE_SLOT, Keys, sample_table, session, workspace_key
 
 __all__ = ["NONE", "adopt_table", "adopted", "ensure_sample_loaded", "replace_columns_table",
            "seed_domain_values"]
@@ -21,9 +23,10 @@ __all__ = ["NONE", "adopt_table", "adopted", "ensure_sample_loaded", "replace_co
 NONE = "(none)"
 # Widget values that name columns of the current table; cleared when the table changes.
 _TABLE_BOUND = ("dg_new_", "dg_primary", "dg_drop_target", "dg_source_value", "dg_target_value")
-_PENDING = "adoption_pending"  # (table, source id, sample info) of an adoption not yet complete
+# (table, source id, sample info) of an adoption not yet complete
+_PENDING = workspace_key("adoption_pending")
 # Column names and dtypes of the current table: a re-read that changes them refreshes the column table.
-_TABLE_SIGNATURE = "table_signature"
+_TABLE_SIGNATURE = workspace_key("table_signature")
 
 
 def _column_table(frame: pd.DataFrame, info: SampleInfo | None) -> pd.DataFrame:
@@ -75,8 +78,12 @@ def _refresh_columns(table: LoadedTable, info: SampleInfo | None) -> None:
     replace_columns_table(fresh)
 
 
-def adopt_table(table: LoadedTable, source_id: str, info: SampleInfo | None) -> None:
+def adopt_table(table: LoadedTable, source_id: str, info: SampleInfo | None, *,
+                state: MutableMapping | None = None) -> None:
     """Make ``table`` current; reset declarations only when the source changes.
+
+    ``state``: a workspace kept aside (a plain mapping, see
+    :mod:`components.workspaces`) to adopt into instead of the session's.
 
     Streamlit can end a run at any session-state access (a newer rerun request
     is honoured there), so an adoption can be cut short half-way: a click on
@@ -88,25 +95,26 @@ def adopt_table(table: LoadedTable, source_id: str, info: SampleInfo | None) -> 
     :func:`ensure_sample_loaded` (run by ``app.py`` before every page) redoes
     a request left pending.
     """
-    if adopted() == source_id:
-        if st.session_state.get(_TABLE_SIGNATURE) != _signature(table.frame):
+    ss = session(state)
+    if adopted(ss) == source_id:
+        if ss.get(_TABLE_SIGNATURE) != _signature(table.frame):
             _refresh_columns(table, info)
-            st.session_state[_TABLE_SIGNATURE] = _signature(table.frame)
-        st.session_state[Keys.TABLE] = table
+            ss[_TABLE_SIGNATURE] = _signature(table.frame)
+        ss[Keys.TABLE] = table
         return
     columns = _column_table(table.frame, info)
-    st.session_state[_PENDING] = (table, source_id, info)
-    st.session_state[Keys.SOURCE_ID] = None
-    st.session_state[_TABLE_SIGNATURE] = _signature(table.frame)
-    st.session_state[Keys.TABLE] = table
-    st.session_state[Keys.SAMPLE] = info
-    st.session_state[Keys.COLUMNS] = columns
-    st.session_state[Keys.EDITOR_VERSION] = st.session_state.get(Keys.EDITOR_VERSION, 0) + 1
-    st.session_state[Keys.TARGETS] = [dict(t) for t in info.target_definitions] if info else []
-    WORKSPACE_SLOT.clear()
-    st.session_state[Keys.MESSAGE] = None
-    for key in [k for k in st.session_state.keys() if str(k).startswith(_TABLE_BOUND)]:
-        del st.session_state[key]
+    ss[_PENDING] = (table, source_id, info)
+    ss[Keys.SOURCE_ID] = None
+    ss[_TABLE_SIGNATURE] = _signature(table.frame)
+    ss[Keys.TABLE] = table
+    ss[Keys.SAMPLE] = info
+    ss[Keys.COLUMNS] = columns
+    ss[Keys.EDITOR_VERSION] = ss.get(Keys.EDITOR_VERSION, 0) + 1
+    ss[Keys.TARGETS] = [dict(t) for t in info.target_definitions] if info else []
+    WORKSPACE_SLOT.clear(ss)
+    ss[Keys.MESSAGE] = None
+    for key in [k for k in ss.keys() if str(k).startswith(_TABLE_BOUND)]:
+        del ss[key]
     for key, value in (
         ("dg_key", info.key_column if info else None),
         ("dg_domain", info.domain_column if info else None),
@@ -114,31 +122,34 @@ def adopt_table(table: LoadedTable, source_id: str, info: SampleInfo | None) -> 
         ("dg_weight", None),
         ("dg_eligibility", ""),
     ):
-        st.session_state[key] = value or NONE if key != "dg_eligibility" else ""
+        ss[key] = value or NONE if key != "dg_eligibility" else ""
     if info is not None and info.domain_column in table.frame.columns:
-        seed_domain_values(table.frame, info.domain_column, info)
-    st.session_state[Keys.SOURCE_ID] = source_id  # last: the adoption is complete
-    st.session_state[_PENDING] = None
+        seed_domain_values(table.frame, info.domain_column, info, state=ss)
+    ss[Keys.SOURCE_ID] = source_id  # last: the adoption is complete
+    ss[_PENDING] = None
 
 
-def adopted() -> str | None:
+def adopted(state: MutableMapping | None = None) -> str | None:
     """The source id of the table adopted in full (``None`` before the first, or while one is half-adopted)."""
-    if Keys.COLUMNS not in st.session_state or st.session_state.get(Keys.TABLE) is None:
+    ss = session(state)
+    if Keys.COLUMNS not in ss or ss.get(Keys.TABLE) is None:
         return None
-    return st.session_state.get(Keys.SOURCE_ID)
+    return ss.get(Keys.SOURCE_ID)
 
 
-def seed_domain_values(frame: pd.DataFrame, domain: str, info: SampleInfo | None) -> list[str]:
+def seed_domain_values(frame: pd.DataFrame, domain: str, info: SampleInfo | None, *,
+                       state: MutableMapping | None = None) -> list[str]:
     """Source and target domain values: kept while valid, else the sample's, else the first two."""
+    ss = session(state)
     values = sorted(map(str, pd.unique(frame[domain].dropna())))[:100]
     if not values:
         return values
     src = str(info.source_domain) if info and str(info.source_domain) in values else values[0]
     tgt = str(info.target_domain) if info and str(info.target_domain) in values else values[min(1, len(values) - 1)]
-    if st.session_state.get("dg_source_value") not in values:
-        st.session_state["dg_source_value"] = src
-    if st.session_state.get("dg_target_value") not in values:
-        st.session_state["dg_target_value"] = tgt
+    if ss.get("dg_source_value") not in values:
+        ss["dg_source_value"] = src
+    if ss.get("dg_target_value") not in values:
+        ss["dg_target_value"] = tgt
     return values
 
 

@@ -7,6 +7,7 @@ what the user entered.
 """
 from __future__ import annotations
 
+from collections.abc import MutableMapping
 from typing import Any
 
 import numpy as np
@@ -28,7 +29,7 @@ from audit_core.runs.save import save_workspace
 from components.feedback import code, guarded, md_escape, progress_bar, stale_notice
 from components.state import (
     PERSIST, WORKSPACE_SLOT, Keys, cached_sheets, cached_upload, cached_uploads, current_provenance, registry,
-    sample_table, upload_options,
+    sample_table, session, upload_options, workspace_key,
 )
 from components.widgets.adoption import NONE, adopt_table, replace_columns_table, seed_domain_values
 
@@ -45,7 +46,9 @@ __all__ = [
 ]
 
 # The upload that the accepted missing codes (``dg_missing_codes``) belong to.
-_CODES_FOR = "missing_codes_for"
+_CODES_FOR = workspace_key("missing_codes_for")
+# The (column, code) pairs the reader applied or proposes for the current table.
+_CODE_PAIRS = workspace_key("missing_code_pairs")
 _FIRST_WITH_DATA = "(first sheet with data)"
 _DELIMITERS = {"detect": None, ",": ",", ";": ";", "tab": "\t", "|": "|", "whitespace": " "}
 _HEADERS = {"detect": "auto", "is the header": "first_row", "is data": "none"}
@@ -136,7 +139,7 @@ def source_section() -> LoadedTable | None:
                 st.session_state[_CODES_FOR] = upload_id  # last, as in adopt_table
             label = uploads[0].name + (f" and {len(uploads) - 1} more" if len(uploads) > 1 else "")
             with guarded(f"reading {label}"):
-                pending = st.session_state.get("missing_code_pairs") or ()
+                pending = st.session_state.get(_CODE_PAIRS) or ()
                 options = upload_options(missing_codes=_accepted_codes(list(pending)), **read)
                 files = tuple((u.getvalue(), u.name) for u in uploads)
                 table = cached_upload(*files[0], options) if len(files) == 1 else cached_uploads(files, options)
@@ -169,7 +172,7 @@ def read_report_section(table: LoadedTable) -> None:
     applied = [pair for pair in applied if pair[1] not in extra]
     proposed = [p.key for p in report.missing_proposals]
     pairs = list(dict.fromkeys(applied + proposed))
-    st.session_state["missing_code_pairs"] = tuple(pairs)
+    st.session_state[_CODE_PAIRS] = tuple(pairs)
     if not pairs:
         return
     if report.missing_proposals:
@@ -384,9 +387,11 @@ def _domain_value(frame: pd.DataFrame, column: str | None, text: str | None) -> 
     return None
 
 
-def current_config(table: LoadedTable, edited: pd.DataFrame) -> tuple[DatasetConfig, dict[str, str]]:
-    """The declaration as it stands in the widgets, and the raw column → group map."""
-    ss = st.session_state
+def current_config(table: LoadedTable, edited: pd.DataFrame, *,
+                   state: MutableMapping | None = None) -> tuple[DatasetConfig, dict[str, str]]:
+    """The declaration as it stands in the widgets (or in ``state``, a workspace kept aside), and the raw
+    column → group map."""
+    ss = session(state)
 
     def opt(key: str) -> str | None:
         v = ss.get(key, NONE)
@@ -443,13 +448,19 @@ def model_section(table: LoadedTable, config: DatasetConfig, groups: dict[str, s
                 _store(ws)
 
 
+def _constant(ws: Workspace) -> bool:
+    """Whether the model's held-out predictions are (nearly) constant (``TRAIN_CONSTANT_PREDICTIONS``)."""
+    return any(c == "TRAIN_CONSTANT_PREDICTIONS" for c, _ in ws.warnings)
+
+
 def _store(ws: Workspace) -> None:
     """Keep the model in the session first (tied to the current inputs), then save it: a refused save (full disk,
     read-only registry) keeps it."""
     provenance = current_provenance()
     WORKSPACE_SLOT.put(ws, provenance)
     auc = ws.metrics.query("split == 'test' and metric == 'auroc'")["value"].iloc[0]
-    ready = f"Model ready: {ws.model.spec.get('kind')} · held-out AUROC {auc:.3f} · {ws.grouping.n_groups} evidence groups"
+    head = "Model trained, but its predictions are (nearly) constant" if _constant(ws) else "Model ready"
+    ready = f"{head}: {ws.model.spec.get('kind')} · held-out AUROC {auc:.3f} · {ws.grouping.n_groups} evidence groups"
     try:
         run_id = save_workspace(registry(), ws)
     except AuditInputError as err:  # shown by the caller's guarded block too; the model stays usable
@@ -476,7 +487,10 @@ def workspace_section(groups: dict[str, str]) -> Workspace | None:
                                run_id=WORKSPACE_SLOT.run_id)
             ws = regrouped
     if st.session_state.get(Keys.MESSAGE) and not changed:
-        st.success(st.session_state[Keys.MESSAGE], icon=":material/check_circle:")
+        if _constant(ws):  # a model that learned nothing is not announced as ready
+            st.warning(st.session_state[Keys.MESSAGE], icon=":material/warning:")
+        else:
+            st.success(st.session_state[Keys.MESSAGE], icon=":material/check_circle:")
     for _code, message in ws.warnings:
         st.warning(md_escape(message), icon=":material/warning:")
     st.dataframe(

@@ -1,13 +1,16 @@
 """The guided demo on Home: one button runs every audit on the loan sample, then a story of four steps.
 
-The demo runs as a :class:`components.jobs.Job` (it goes on when the user
-leaves Home). Its work is one library call,
-:func:`audit_core.findings.demo.run_demo`, on the session's declaration of
-the loan sample (loaded first when another table is current). When the job
-ends, its results also go into the result slots of Data & groups, Fragility
-and Transport, so each step's link opens the full page on the same results.
-Sentences come from the :class:`~audit_core.findings.demo.DemoStep` findings;
-figures are the pages' own figure builders.
+The demo runs in its own workspace (:mod:`components.workspaces`), built aside
+with the loan sample and its bundled declaration: the user's table, targets,
+groups, model and results are never touched. It runs as a shared
+:class:`components.jobs.Job` (it goes on when the user leaves Home); its work
+is one library call, :func:`audit_core.findings.demo.run_demo`. When the job
+ends, its results go into the result slots of the demo's workspace (Data &
+groups, Fragility, Transport, and the release gate's runs on Receipts), and
+each step's button opens the full page in that workspace, on the same
+results; every page then says so, with a button back to the user's
+workspace. Sentences come from the :class:`~audit_core.findings.demo.DemoStep`
+findings; figures are the pages' own figure builders.
 """
 from __future__ import annotations
 
@@ -24,14 +27,14 @@ from audit_core.findings.demo import DemoOptions, DemoResult, DemoStep, run_demo
 from audit_core.findings.gate import GROUND_NAMES, VERDICT_WORDS
 from audit_core.transport.config import class_names_of
 from audit_core.transport.headline import recorded_headline
-from components import jobs
+from components import jobs, workspaces
 from components.feedback import guarded, md_escape
 from components.figures import fragility as ff
 from components.glossary import table as show_table
 from components.figures import transport as tf
 from components.figures.receipts import cube_view
 from components.state import (WORKSPACE_SLOT, Keys, Provenance, ResultSlot, current_provenance, registry,
-                              sample_table,                               workspace_digest)
+                              sample_table, workspace_digest)
 from components.widgets.findings import findings_panel
 from components.widgets.fragility import case_values
 
@@ -39,8 +42,9 @@ __all__ = ["DEMO_SLOT", "OPTIONS_KEY", "JOB", "SAMPLE", "demo_section"]
 
 JOB = "demo"
 SAMPLE = "loan_synthetic"
-#: The finished demo (a DemoResult), tied to the table and declaration it ran on.
-DEMO_SLOT = ResultSlot("demo_result", "demo")
+#: The finished demo (a DemoResult), tied to the table and declaration it ran on; it belongs to the session, not
+#: to a workspace, so the story stays on Home whichever workspace is shown.
+DEMO_SLOT = ResultSlot("demo_result", "demo", shared=True)
 #: Session key for other :class:`DemoOptions` (AppTests); else ``AUDIT_DEMO_SIZE=quick`` (browser tests) gives
 #: :meth:`DemoOptions.quick`, and the defaults otherwise.
 OPTIONS_KEY = "demo_options"
@@ -51,16 +55,24 @@ PAGES = {"fragility": ("pages/fragility.py", "Open the full Fragility audit", ":
                       ":material/receipt_long:")}
 
 
+def _demo_workspace() -> dict:
+    """A fresh workspace with the loan sample adopted, as Data & groups would show it (built aside)."""
+    from components.widgets.adoption import adopt_table
+
+    state: dict = {"dg_source_mode": "Bundled sample", "dg_sample": SAMPLE}
+    adopt_table(sample_table(SAMPLE), f"sample:{SAMPLE}", SAMPLES[SAMPLE], state=state)
+    return state
+
+
 def _start() -> jobs.Job:
-    """Load the loan sample when another table is current, read the declaration, start the job."""
-    from components.widgets.adoption import adopt_table, adopted
+    """Build the demo's workspace aside, read its declaration, start the job (the user's workspace is untouched)."""
     from components.widgets.data import current_config
 
-    if adopted() != f"sample:{SAMPLE}":
-        adopt_table(sample_table(SAMPLE), f"sample:{SAMPLE}", SAMPLES[SAMPLE])
-    table = st.session_state[Keys.TABLE]
-    config, groups = current_config(table, st.session_state[Keys.COLUMNS])
-    info = st.session_state.get(Keys.SAMPLE)
+    state = _demo_workspace()
+    table = state[Keys.TABLE]
+    config, groups = current_config(table, state[Keys.COLUMNS], state=state)
+    provenance = current_provenance(state=state)
+    info = state.get(Keys.SAMPLE)
     codes = dict(getattr(info, "missing_codes", {}) or {})
     options = st.session_state.get(OPTIONS_KEY) or (
         DemoOptions.quick() if os.environ.get(SIZE_ENV, "").strip().lower() == "quick" else DemoOptions())
@@ -71,30 +83,40 @@ def _start() -> jobs.Job:
                           options=options, progress=job.progress, should_stop=job.stop_requested)
         return result, result.run_ids["transport"]
 
-    return jobs.start(JOB, "Demo", work, provenance=current_provenance())
+    job = jobs.start(JOB, "Demo", work, provenance=provenance, shared=True)
+    workspaces.keep_aside(workspaces.DEMO, state)
+    return job
 
 
 def _share(result: DemoResult, provenance: Provenance) -> None:
-    """Put the demo's results into the pages' result slots (once, when the job is adopted).
+    """Put the demo's results into the result slots of the demo's workspace (once, when the job is adopted).
 
-    ``provenance`` is the job's (the table and declaration the demo started from), so a declaration edited while
-    the demo ran makes its results stale on the pages, as any other result.
+    ``provenance`` is the job's (the table and declaration the demo started from), so a declaration edited in the
+    demo's workspace while the demo ran makes its results stale on the pages, as any other result. The release
+    gate's inputs on Receipts are set to the demo's two run sets and scope.
     """
     from components.widgets import fragility as fw
     from components.widgets import transport as tw
 
-    WORKSPACE_SLOT.put(result.workspace, provenance, run_id=result.run_ids["model"])
-    st.session_state[Keys.MESSAGE] = (f"Model ready: {result.workspace.model.spec.get('kind')} (trained by the demo) "
-                                      f"· saved as run {result.run_ids['model']}.")
+    state = workspaces.state_of(workspaces.DEMO)
+    WORKSPACE_SLOT.put(result.workspace, provenance, run_id=result.run_ids["model"], state=state)
+    state[Keys.MESSAGE] = (f"Model ready: {result.workspace.model.spec.get('kind')} (trained by the demo) "
+                           f"· saved as run {result.run_ids['model']}.")
     fw.AUDIT_SLOT.put(result.audit, replace(provenance, model=workspace_digest(result.workspace)),
-                      run_id=result.run_ids["fragility"])
-    st.session_state[fw.COMPARE_KEY] = (result.models, result.batches)
-    tw.RESULT_SLOT.put(result.transport, provenance, run_id=result.run_ids["transport"])
+                      run_id=result.run_ids["fragility"], state=state)
+    state[fw.COMPARE_KEY] = (result.models, result.batches)
+    tw.RESULT_SLOT.put(result.transport, provenance, run_id=result.run_ids["transport"], state=state)
+    g = result.gate
+    state.update({"rc_gate_old_runs": list(g.run_ids_a), "rc_gate_new_runs": list(g.run_ids_b),
+                  "rc_gate_old_scope": g.scope, "rc_gate_new_scope": g.scope})
 
 
 def _link(step: DemoStep) -> None:
+    """A button that opens the step's full page in the demo's workspace."""
     page, label, icon = PAGES[step.page]
-    st.page_link(page, label=f"{label} →", icon=icon)
+    if st.button(f"{label} →", icon=icon, key=f"act_demo_open_{step.number}", on_click=workspaces.switch_to,
+                 args=(workspaces.DEMO,)):
+        st.switch_page(page)
 
 
 def _step_case(result: DemoResult, step: DemoStep) -> None:
@@ -178,6 +200,9 @@ _FIGURES = {1: _step_case, 2: lambda r, s: _step_models(r), 3: lambda r, s: _ste
 def _story(result: DemoResult) -> None:
     st.markdown("**The demo's story** · runs saved: " + ", ".join(
         f"{k} {md_escape(v)}" for k, v in result.run_ids.items()))
+    st.caption("The demo ran in its own workspace: your table, targets, groups, model and results are as you left "
+               "them. The buttons below open the full pages in the demo's workspace; a button at the top of each "
+               "page brings you back to yours.")
     tabs = st.tabs([f"{s.number} · {s.title}" for s in result.steps])
     for tab, step in zip(tabs, result.steps):
         with tab:
@@ -191,11 +216,14 @@ def demo_section() -> None:
     """The "Run the demo" button, its progress, and the story once it has run."""
     st.subheader("Guided demo")
     st.caption("One click runs the bundled loan sample (2019 → 2023) through Data & groups, Fragility, Transport "
-               "and the release gate, saves the runs, and tells what they found in four steps (about a minute).")
-    job = jobs.current(JOB)
+               "and the release gate, saves the runs, and tells what they found in four steps (about a minute). "
+               "It runs in its own workspace: your table, targets, groups, model and results stay as they are.")
+    job = jobs.current(JOB, shared=True)
     running = job is not None and job.running
     c1, c2 = st.columns([1, 4])
-    if c1.button("Run the demo", type="primary", key="act_demo_run", disabled=running):
+    # in the demo's workspace, a new demo first brings the user back to theirs (the demo's is rebuilt aside)
+    if c1.button("Run the demo", type="primary", key="act_demo_run", disabled=running,
+                 on_click=workspaces.switch_to, args=(workspaces.YOURS,)):
         with guarded("starting the demo"):
             job = _start()
     if running and c2.button("Stop", key="act_demo_stop"):

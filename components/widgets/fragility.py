@@ -36,13 +36,13 @@ from components import jobs
 from components.feedback import code, guarded, md_escape, progress_bar, stale_notice
 from components.figures import fragility as ff
 from components.glossary import table as show_table
-from components.state import PERSIST, Keys, ResultSlot, current_provenance, registry
+from components.state import PERSIST, Keys, ResultSlot, current_provenance, registry, workspace_key
 
 __all__ = ["AUDIT_KEY", "AUDIT_SLOT", "JOB", "NEURAL_KEY", "options_form", "start_audit", "follow_and_adopt",
            "show_audit", "neural_section"]
 
 AUDIT_KEY = "fragility_audit"
-COMPARE_KEY = "fragility_compare"
+COMPARE_KEY = workspace_key("fragility_compare")
 NEURAL_KEY = "fragility_neural"
 JOB = "fragility"  # components.jobs name
 #: p̂ at or above which a prediction counts as confident (the findings' default).

@@ -25,7 +25,11 @@ evidence groups, then train or import a model. Every trained model is saved in t
 
 
 def session_summary() -> None:
+    from components.workspaces import DEMO, exists, label
+
     st.subheader("This session")
+    if exists(DEMO):
+        st.caption(f"Showing {md_escape(label().lower())} (switch in the sidebar).")
     table = st.session_state.get(Keys.TABLE)
     ws = st.session_state.get(Keys.WORKSPACE)
     c1, c2 = st.columns(2)

@@ -31,13 +31,14 @@ from audit_core.receipts import (
 )
 from audit_core.receipts.baseline import TRIVIAL_MODELS
 from audit_core.receipts.controls import cube_controls
-from audit_core.runs.gate import DEFAULT_GATE_YAML, DEPLOYMENT_SCOPES, compare_gate
+from audit_core.runs.gate import DEFAULT_GATE_SCOPE, DEFAULT_GATE_YAML, DEPLOYMENT_SCOPES, compare_gate
+from audit_core.runs.gate_context import comparison_notes
 from audit_core.safe_text import load_yaml
 from components.counts import count_input
 from components.feedback import code, guarded, md_escape, stale_notice
 from components.figures.receipts import baseline_figure, cube_view, reason_debt_figure
 from components.glossary import table as show_table
-from components.state import PERSIST, Provenance, ResultSlot, digest, registry
+from components.state import PERSIST, Provenance, ResultSlot, digest, registry, workspace_key
 
 __all__ = ["RcKeys", "EXAMPLES", "editor_section", "cube_section", "benchmark_section",
            "predictions_section", "gate_section"]
@@ -47,15 +48,17 @@ class RcKeys:
     """Session-state keys (not widget keys) of the Receipts page."""
 
     CUBE = "receipts_cube"  # dict: old, new, cube (StateCube), controls
-    BENCH = "receipts_bench_params"  # (n_cases, seed)
-    BASELINE = "receipts_baseline_ready"  # bool
-    SCORE = "receipts_score"  # dict of frames
+    BENCH = workspace_key("receipts_bench_params")  # (n_cases, seed)
+    BASELINE = workspace_key("receipts_baseline_ready")  # bool
+    SCORE = workspace_key("receipts_score")  # dict of frames
     GATE = "receipts_gate"  # GateComparison
-    SAVED = "receipts_saved"  # str message
+    SAVED = workspace_key("receipts_saved")  # str message
 
 
 #: The executed cube, tied to the two state texts and options it was executed from.
 CUBE_SLOT = ResultSlot(RcKeys.CUBE, "cube")
+#: What differs between the gate's two sides besides the model (:func:`comparison_notes`), for the shown result.
+_GATE_NOTES = workspace_key("receipts_gate_notes")
 #: The release-gate comparison, tied to the runs, scopes and rules it was executed from.
 GATE_SLOT = ResultSlot(RcKeys.GATE, "release-gate comparison")
 _CUBE_INPUTS = ("rc_old_text", "rc_new_text", "rc_granularity", "rc_missing_unknown")
@@ -375,8 +378,10 @@ def gate_section() -> None:
         a.multiselect("Old: runs", ids, default=ids[:1], format_func=labels.get, key="rc_gate_old_runs", persist_state=PERSIST)
         b.multiselect("New: runs (the same runs to compare rules or scope)", ids, default=ids[:1],
                       format_func=labels.get, key="rc_gate_new_runs", persist_state=PERSIST)
-        a.selectbox("Old deployment scope", DEPLOYMENT_SCOPES, index=1, key="rc_gate_old_scope", persist_state=PERSIST)
-        b.selectbox("New deployment scope", DEPLOYMENT_SCOPES, index=2, key="rc_gate_new_scope", persist_state=PERSIST)
+        # one default for both sides: the gate compares only what the user changed
+        same = DEPLOYMENT_SCOPES.index(DEFAULT_GATE_SCOPE)
+        a.selectbox("Old deployment scope", DEPLOYMENT_SCOPES, index=same, key="rc_gate_old_scope", persist_state=PERSIST)
+        b.selectbox("New deployment scope", DEPLOYMENT_SCOPES, index=same, key="rc_gate_new_scope", persist_state=PERSIST)
         a.text_area("Old release rules (norms + authority)", DEFAULT_GATE_YAML, height=260, key="rc_gate_old_rules", persist_state=PERSIST)
         b.text_area("New release rules (norms + authority)", DEFAULT_GATE_YAML, height=260, key="rc_gate_new_rules", persist_state=PERSIST)
         if st.button("Execute gate cube", key="act_rc_gate"):
@@ -388,6 +393,7 @@ def gate_section() -> None:
                 new_scope=st.session_state["rc_gate_new_scope"],
                 old_rules=st.session_state["rc_gate_old_rules"], new_rules=st.session_state["rc_gate_new_rules"]),
                 _inputs(_GATE_INPUTS))
+            st.session_state[_GATE_NOTES] = comparison_notes(old_runs, new_runs)
     gc = GATE_SLOT.value
     if gc is None:
         return
@@ -395,6 +401,8 @@ def gate_section() -> None:
     cube = gc.cube.cube
     st.metric("Release verdict", f"{cube.v_old} → {cube.v_new}",
               f"receipt {cube.receipt_text}" if cube.changed else "no change", delta_color="off", delta_arrow="off")
+    for note in st.session_state.get(_GATE_NOTES) or ():  # different data or configurations on the two sides
+        st.info(md_escape(note), icon=":material/compare_arrows:")
     absent = sorted(set(gc.old_grounds.absent) | set(gc.new_grounds.absent))
     if absent:
         st.warning("Absent grounds (declared UNKNOWN, never guessed): " + ", ".join(map(code, absent)))

@@ -32,7 +32,7 @@ from audit_core.runs.registry import RunRecord
 from components.feedback import code, guarded, md_escape
 from components.glossary import table as show_table
 from components.report import chromium_executable, figures_for, render_report, summary_frame, write_pdf
-from components.state import PERSIST, registry
+from components.state import PERSIST, registry, workspace_key
 
 __all__ = [
     "RECEIPT_GATE_HOOK",
@@ -43,9 +43,9 @@ __all__ = [
     "run_view_section",
 ]
 
-_PENDING_DELETE = "runs_pending_delete"  # session key (not a widget): run id awaiting confirmation
-_PDF_READY = "runs_pdf_ready"  # session key (not a widget): run id whose PDF summary was asked for
-_CARD_ASKED = "runs_card_asked"  # session key (not a widget): run ids whose model card was asked for
+_PENDING_DELETE = workspace_key("runs_pending_delete")  # session key (not a widget): run id awaiting confirmation
+_PDF_READY = workspace_key("runs_pdf_ready")  # session key (not a widget): run id whose PDF summary was asked for
+_CARD_ASKED = workspace_key("runs_card_asked")  # session key (not a widget): run ids whose model card was asked for
 _ALL = "(all)"
 
 
@@ -205,6 +205,8 @@ def run_view_section(runs: pd.DataFrame) -> None:
             st.session_state[_PENDING_DELETE] = run_id
         _pdf_summary(run_id, record)
         _delete_confirmation(run_id)
+        for weak in record.manifest.get("warnings") or ():  # what the run found weak (short partitions, a stress not run)
+            st.warning(md_escape(weak["message"]), icon=":material/warning:")
         show_record(record, key="open")
 
 

@@ -29,7 +29,7 @@ from audit_core.transport.multiclass.run import (MC_TOLERANCES, MulticlassTransp
 from components.counts import count_input
 from components import jobs
 from components.feedback import code, guarded, md_escape
-from components.state import PERSIST, ResultSlot, current_provenance, declaration_digest, registry
+from components.state import PERSIST, ResultSlot, current_provenance, declaration_digest, registry, workspace_key
 
 __all__ = ["RESULT_KEY", "RESULT_SLOT", "LOCK_KEY", "HEADLINE_LOCK_KEY", "JOB", "sync_with_declaration",
            "declaration_section", "model_section", "setup_form", "model_note", "tolerance_section", "locked_headline",
@@ -37,9 +37,9 @@ __all__ = ["RESULT_KEY", "RESULT_SLOT", "LOCK_KEY", "HEADLINE_LOCK_KEY", "JOB", 
            "slice_caption"]
 
 RESULT_KEY = "transport_result"  # TransportResult | None
-LOCK_KEY = "transport_locked_tolerances"  # dict | None
-HEADLINE_LOCK_KEY = "transport_locked_headline"  # dict (model, mapping) declared with the lock | None
-SEEDED_KEY = "transport_seeded_for"  # declaration digest the tr_ declaration widgets were seeded from
+LOCK_KEY = workspace_key("transport_locked_tolerances")  # dict | None
+HEADLINE_LOCK_KEY = workspace_key("transport_locked_headline")  # dict (model, mapping) declared with the lock | None
+SEEDED_KEY = workspace_key("transport_seeded_for")  # declaration digest the tr_ declaration widgets were seeded from
 JOB = "transport"  # components.jobs name
 #: The result shown on the page, tied to the table and declaration it came from (the models are refitted).
 RESULT_SLOT = ResultSlot(RESULT_KEY, "transport result")
