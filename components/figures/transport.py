@@ -15,6 +15,7 @@ from audit_core.findings.cases import class_label
 from audit_core.runs.registry import RunRecord
 from audit_core.transport.config import class_names_of
 
+from .labels import BR, figure_builder
 from .shift import feature_shift_figure, pooled_domain_auroc
 
 __all__ = [
@@ -51,6 +52,7 @@ def _pick(t: pd.DataFrame, **eq) -> pd.DataFrame:
     return t.loc[m]
 
 
+@figure_builder
 def reliability_figure(bins: pd.DataFrame, *, model: str, mapping: str) -> go.Figure:
     """Reliability diagram, ID and OOD overlaid, with bin counts underneath.
 
@@ -85,7 +87,7 @@ def reliability_figure(bins: pd.DataFrame, *, model: str, mapping: str) -> go.Fi
                                      name=f"{_NAMES[dom]} Venn-Abers [p0, p1]", hoverinfo="skip"), row=1, col=1)
         fig.add_trace(go.Scatter(x=nz["mean_p"], y=nz["frac_pos"], mode="lines+markers", name=name,
                                  line=dict(color=DOMAIN_COLOURS[dom]), customdata=nz["count"],
-                                 hovertemplate="mean p̂ %{x:.3f}<br>observed %{y:.3f}<br>n = %{customdata}"),
+                                 hovertemplate="mean p̂ %{x:.3f}" + BR + "observed %{y:.3f}" + BR + "n = %{customdata}"),
                       row=1, col=1)
         fig.add_trace(go.Bar(x=(b["lower"] + b["upper"]) / 2, y=b["count"], width=(b["upper"] - b["lower"]) * 0.45,
                              offset=0 if dom == "ood" else -(b["upper"] - b["lower"]).iloc[0] * 0.45,
@@ -98,6 +100,7 @@ def reliability_figure(bins: pd.DataFrame, *, model: str, mapping: str) -> go.Fi
     return fig
 
 
+@figure_builder
 def risk_selection_figure(curves: pd.DataFrame, table: pd.DataFrame, *, model: str, mapping: str,
                           selection_rate: float) -> go.Figure:
     """Risk–selection curves (refit 0) with the transported operating point marked.
@@ -126,6 +129,7 @@ def risk_selection_figure(curves: pd.DataFrame, table: pd.DataFrame, *, model: s
     return fig
 
 
+@figure_builder
 def frontier_figure(table: pd.DataFrame, *, model: str, mapping: str, domain: str = "ood",
                     class_names: tuple[str, str] | None = None) -> go.Figure:
     """Coverage–set-size frontier across α, marginal vs label-conditional, with class coverage.
@@ -164,6 +168,7 @@ def _not_run(fig: go.Figure, what: str, how: str) -> go.Figure:
     return not_run(fig, f"{what}: not run — {how}.")
 
 
+@figure_builder
 def stress_figure(table: pd.DataFrame, *, model: str, mapping: str, metric: str = "auroc") -> go.Figure:
     """Random-set deletions (the whole distribution) against targeted deletion and other conditions."""
     fig = go.Figure()
@@ -191,6 +196,7 @@ def stress_figure(table: pd.DataFrame, *, model: str, mapping: str, metric: str 
     return fig
 
 
+@figure_builder
 def target_definition_figure(table: pd.DataFrame, *, domain: str = "ood") -> go.Figure:
     """D_Y (label effect) and D_P (pipeline effect) per metric, before and after prevalence alignment."""
     t = table[(table["analysis"] == "target_decomposition") & (table["domain"] == domain)]
@@ -214,6 +220,7 @@ def target_definition_figure(table: pd.DataFrame, *, domain: str = "ood") -> go.
     return fig
 
 
+@figure_builder
 def heterogeneity_figure(table: pd.DataFrame, *, model: str, mapping: str, metric: str = "brier_score",
                          class_names: tuple[str, str] | None = None) -> go.Figure:
     """A metric by class and declared subgroup, ID vs OOD (mean over refits); classes named as declared
@@ -238,6 +245,7 @@ def _condition_label(condition: str, class_names: tuple[str, str] | None) -> str
         else str(condition)
 
 
+@figure_builder
 def transport_report_figures(record: RunRecord) -> list[tuple[str, go.Figure]]:
     """Figures of a saved transport run, rebuilt from its stored tables only.
 
