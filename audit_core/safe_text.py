@@ -476,6 +476,8 @@ def map_text(frame, fn: Callable[[str], object]):
 def csv_text(frame, **to_csv: Any) -> str:
     """``frame`` as CSV text, every cell and header through :func:`csv_cell` (``to_csv`` options passed on).
 
-    The one way the app and the CLI write CSV; ``tests/test_escaping.py`` finds every CSV writer.
+    Lines end with ``\\r\\n`` (RFC 4180) unless ``lineterminator`` is given: with it, a cell holding a carriage
+    return or a line feed is quoted, so it cannot split a row. The one way the app and the CLI write CSV;
+    ``tests/test_escaping.py`` finds every CSV writer.
     """
-    return map_text(frame, csv_cell).to_csv(**to_csv)
+    return map_text(frame, csv_cell).to_csv(**{"lineterminator": "\r\n", **to_csv})
