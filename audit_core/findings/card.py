@@ -33,6 +33,7 @@ import pandas as pd
 from audit_core.receipts.adjudicate import adjudicate
 from audit_core.runs.gate import DEFAULT_GATE_SCOPE, DEFAULT_GATE_YAML, extract_gate_grounds, gate_state
 from audit_core.runs.registry import RunRecord
+from audit_core.safe_text import reveal
 
 from .records import record_findings
 
@@ -45,9 +46,10 @@ _MD = re.compile(r"([\\`*_{}\[\]<>#+!|~])")
 
 
 def md_text(value: object) -> str:
-    """Text from the record, safe in Markdown: special characters backslash-escaped (not parentheses: with
-    the brackets escaped they cannot form a link), newlines as spaces."""
-    return _MD.sub(r"\\\1", " ".join(str(value).split()))
+    """Text from the record, safe in Markdown: invisible and text-moving characters shown (``<U+202E>``, see
+    :func:`audit_core.safe_text.reveal`), special characters backslash-escaped (not parentheses: with the
+    brackets escaped they cannot form a link), newlines as spaces."""
+    return _MD.sub(r"\\\1", " ".join(reveal(value).split()))
 
 
 def _transport_metrics(record: RunRecord) -> dict[str, float]:
