@@ -24,8 +24,53 @@ if TYPE_CHECKING:  # the library is imported inside the commands, after parsing
 __all__ = ["main"]
 
 
+def terminal_text(text: object) -> str:
+    """:func:`audit_core.safe_text.terminal_text`, imported when first used (``--help`` imports no library)."""
+    from audit_core.safe_text import terminal_text as shown
+
+    return shown(text)
+
+
 def _err(message: str) -> None:
-    print(f"error: {message}", file=sys.stderr)
+    print(f"error: {terminal_text(message)}", file=sys.stderr)
+
+
+def _terminal_lines(text: str) -> str:
+    """``text`` with :func:`~audit_core.safe_text.terminal_text` applied to each line and tab-separated cell."""
+    return "\n".join("\t".join(map(terminal_text, line.split("\t"))) for line in text.split("\n"))
+
+
+class _TerminalStream:
+    """A text stream through which everything the CLI prints passes: control characters shown as escapes.
+
+    A name from data (a column, a category, a run name) may hold an escape
+    sequence (an OSC 8 hyperlink, a clear-screen, a window title) or a C0/C1
+    control; written through this stream it reaches the terminal as visible
+    text (``\\x1b]8;;…``). The CLI's own line breaks and tabs are kept; the
+    fields of its tab-separated lines are escaped where they are printed, so
+    a name cannot forge a line or a column either.
+    """
+
+    def __init__(self, raw: Any) -> None:
+        self.raw = raw
+
+    def write(self, text: str) -> int:
+        self.raw.write(_terminal_lines(text))
+        return len(text)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.raw, name)
+
+
+@contextlib.contextmanager
+def _terminal_output() -> Iterator[None]:
+    """Route ``sys.stdout`` and ``sys.stderr`` through :class:`_TerminalStream` while a command runs."""
+    out, err = sys.stdout, sys.stderr
+    sys.stdout, sys.stderr = _TerminalStream(out), _TerminalStream(err)
+    try:
+        yield
+    finally:
+        sys.stdout, sys.stderr = out, err
 
 
 def _registry(path: str | None) -> RunRegistry:
@@ -50,7 +95,8 @@ class _Bars:
         if step != self.step:
             self.close()
             self.step = step
-            self.bar = tqdm(total=total, desc=step, unit="item", leave=False, file=sys.stderr)
+            self.bar = tqdm(total=total, desc=terminal_text(step), unit="item", leave=False,
+                            file=getattr(sys.stderr, "raw", sys.stderr))  # the bar's own \r and escapes
         self.bar.total = total
         self.bar.n = done
         self.bar.refresh()
@@ -152,7 +198,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
             except AuditInputError as exc:  # e.g. the disk filled up after the run was saved
                 raise _OutputsLost(f"{exc.message} The {o.kind} run {o.run_id} is saved in the registry: "
                                    f"write its files again with `reliability-audit export {o.run_id}`.") from None
-            print(f"{o.kind}\tdone\t{o.run_id}\t{folder}")
+            print("\t".join(map(terminal_text, (o.kind, "done", o.run_id, str(folder)))))
             from audit_core.findings import record_findings
 
             record = registry.load(o.run_id)
@@ -160,7 +206,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
             for weak in record.manifest.get("warnings") or ():  # short partitions, a stress that could not run
                 print(f"  warning: {weak['message']}")
         else:
-            print(f"{o.kind}\tfailed\t{o.run_id}\t{o.error}")
+            print("\t".join(map(terminal_text, (o.kind, "failed", o.run_id, str(o.error)))))
             _err(f"the {o.kind} audit failed (saved as failed run {o.run_id}): {o.error}")
             status = EXIT_RUN_FAILED
     return status
@@ -169,7 +215,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
 def _print_findings(findings, *, indent: str = "") -> None:
     """One line per finding: ``severity: sentence``."""
     for f in findings:
-        print(f"{indent}{f.severity}: {f.text}")
+        print(f"{indent}{f.severity}: {terminal_text(f.text)}")
 
 
 def _cmd_report(args: argparse.Namespace) -> int:
@@ -307,7 +353,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     _stacks_on_usr1()
 
     try:
-        return _COMMANDS[args.command](args)
+        with _terminal_output():
+            return _COMMANDS[args.command](args)
     except _Usage as exc:
         _err(str(exc))
         return EXIT_USAGE

@@ -1,4 +1,6 @@
-"""One reader for every YAML and JSON text the project reads: configs, Receipts states, gate rules, bundles.
+"""Safe text: one reader for every YAML and JSON text, and one way to show text that comes from data.
+
+**Reading.** One reader for every YAML and JSON text the project reads: configs, Receipts states, gate rules, bundles.
 
 :func:`load_yaml` is ``yaml.safe_load`` (no tags, no Python objects) with the
 size of what comes out bounded *before* it is used:
@@ -19,20 +21,40 @@ size of what comes out bounded *before* it is used:
 A syntax error is reported with its line and column, never with a copy of
 the offending line: the text may be any file a config points at.
 
+**Showing.** Names from data (columns, categories, classes, groups, files,
+targets, runs) are shown as text wherever they appear, each medium through one
+function:
+
+* :func:`reveal` (every medium): invisible characters become visible:
+  bidirectional controls and zero-width characters (Unicode format
+  characters, e.g. U+202E RIGHT-TO-LEFT OVERRIDE, U+200B, the isolates
+  U+2066–U+2069) as ``<U+202E>``, control characters as ``\\x1b``. The
+  Markdown escapes of the app and the model card, and the HTML report, apply it.
+* :func:`plotly_text`: Plotly label markup (``<a href>``, ``<span style>``,
+  ``<b>``, ``<br>``, entities) shown as text; applied to whole figures by
+  :func:`components.figures.labels.escape_figure`.
+* :func:`terminal_text`: what the CLI prints; tabs and line breaks are
+  escaped too, so a name cannot forge a line of output.
+* :func:`csv_cell` / :func:`csv_text`: a text cell that a spreadsheet would
+  read as a formula gets a leading ``'``; numbers stay numbers.
+
 Pure library code: never imports streamlit or plotly.
 """
 from __future__ import annotations
 
 import functools
+import html
 import json
+import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from .errors import AuditInputError, excerpt, fail, register_messages
 
-__all__ = ["MAX_DEPTH", "MAX_EXPANDED_VALUES", "MAX_TEXT_BYTES", "decode_utf8", "load_json", "load_yaml",
-           "read_text_file"]
+__all__ = ["MAX_DEPTH", "MAX_EXPANDED_VALUES", "MAX_TEXT_BYTES", "CSV_FORMULA_STARTS", "csv_cell", "csv_text",
+           "decode_utf8", "html_text", "load_json", "load_yaml", "map_text", "plotly_text", "read_text_file", "reveal",
+           "terminal_text"]
 
 #: Deepest nesting of mappings and lists accepted (configs nest about 5 levels).
 MAX_DEPTH = 100
@@ -315,3 +337,147 @@ def load_json(
     if _json_depth(value) > MAX_DEPTH:
         raise fail("TEXT_TOO_DEEP", what=what, limit=MAX_DEPTH, at="")
     return value
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Showing text from data
+# ---------------------------------------------------------------------------------------------------------------
+
+#: Characters that are invisible or move other text: controls (Unicode Cc), format characters (Cf: bidirectional
+#: controls, zero-width characters, the BOM, soft hyphen, tag characters) and the line/paragraph separators
+#: (Zl, Zp). ``tests/test_escaping.py`` checks this class against :mod:`unicodedata` over every code point.
+_HIDDEN = re.compile(
+    "[\x00-\x1f\x7f-\x9f\xad\u0600-\u0605\u061c\u06dd\u070f\u0890\u0891\u08e2\u180e\u200b-\u200f\u2028-\u202e"
+    "\u2060-\u2064\u2066-\u206f\ufeff\ufff9-\ufffb\U000110bd\U000110cd\U00013430-\U00013438\U0001bca0-\U0001bca3"
+    "\U0001d173-\U0001d17a\U000e0001\U000e0020-\U000e007f]"
+)
+_WHITESPACE_CONTROLS = {"\t": "\\t", "\n": "\\n", "\r": "\\r"}
+#: Joiners that shape the letters around them (Persian, Indic scripts, emoji sequences): kept between two
+#: non-ASCII characters, shown elsewhere (between ASCII letters they only hide a difference between two names).
+_JOINERS = {"\u200c", "\u200d"}
+
+
+def reveal(text: object, *, whitespace: bool = False) -> str:
+    """``text`` (any value, via ``str``) with every invisible or text-moving character made visible.
+
+    Bidirectional controls, zero-width and other format characters become
+    ``<U+XXXX>``; control characters become ``\\x1b``-style escapes. Tab, line
+    feed and carriage return are kept, unless ``whitespace`` is true (then
+    they become ``\\t``, ``\\n``, ``\\r``). A zero-width (non-)joiner between two
+    non-ASCII characters is kept: Persian and Indic words and emoji sequences
+    need it. Backslashes are not doubled.
+
+    Examples
+    --------
+    >>> reveal("abc\\u202edcba \\u200bx")
+    'abc<U+202E>dcba <U+200B>x'
+    >>> reveal("\\x1b]0;title\\x07a\\tb")
+    '\\\\x1b]0;title\\\\x07a\\tb'
+    >>> reveal("a\\tb", whitespace=True)
+    'a\\\\tb'
+    """
+    s = str(text)
+    if not _HIDDEN.search(s):
+        return s
+
+    def shown(m: re.Match) -> str:
+        c, i = m.group(), m.start()
+        if c in _WHITESPACE_CONTROLS:
+            return _WHITESPACE_CONTROLS[c] if whitespace else c
+        if c in _JOINERS and 0 < i < len(s) - 1 and not (s[i - 1].isascii() or s[i + 1].isascii()) \
+                and not (_HIDDEN.match(s[i - 1]) or _HIDDEN.match(s[i + 1])):
+            return c
+        if ord(c) < 0x20 or 0x7F <= ord(c) <= 0x9F:
+            return f"\\x{ord(c):02x}"
+        return f"<U+{ord(c):04X}>"
+
+    return _HIDDEN.sub(shown, s)
+
+
+def terminal_text(text: object) -> str:
+    """``text`` safe to print on a terminal: :func:`reveal` with tabs and line breaks escaped too.
+
+    An escape sequence in a name (an OSC 8 hyperlink, a clear-screen, a
+    window title) is printed as ``\\x1b…``, and a line break cannot forge a
+    line of the command's output.
+
+    Examples
+    --------
+    >>> terminal_text("\\x1b[2J\\x1b[H col\\nerror: x")
+    '\\\\x1b[2J\\\\x1b[H col\\\\nerror: x'
+    """
+    return reveal(text, whitespace=True)
+
+
+def plotly_text(text: object) -> str:
+    """``text`` as Plotly label markup that shows it literally: :func:`reveal`, then ``&``, ``<``, ``>`` as entities.
+
+    Plotly reads ``<a href>``, ``<span style>``, ``<b>``, ``<i>``, ``<br>``,
+    ``<sup>``, ``<sub>`` and entities in every label (titles, ticks, legend,
+    hover, annotations); with ``<`` written ``&lt;`` no tag can start, and
+    with ``&`` written ``&amp;`` an entity in the data (``&lt;``) shows as
+    written. Plotly decodes each entity once, so the label reads as the name.
+
+    Examples
+    --------
+    >>> plotly_text('<a href="http://x">sign in</a> &lt;')
+    '&lt;a href="http://x"&gt;sign in&lt;/a&gt; &amp;lt;'
+    """
+    return reveal(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def html_text(text: object) -> str:
+    """``text`` in HTML (element content or a quoted attribute): :func:`reveal`, then :func:`html.escape`."""
+    return html.escape(reveal(text))
+
+
+#: First characters that make a spreadsheet read a cell as a formula (OWASP, "CSV Injection").
+CSV_FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+
+
+def csv_cell(value: object) -> object:
+    """One CSV cell: a text cell that starts like a formula gets a leading ``'``; anything else is unchanged.
+
+    The rule: only text (``str``) is neutralised, after :func:`reveal`; numbers, booleans, dates and missing
+    values are written as they are, so ``-3.5`` stays a number while the text ``"-3.5"`` becomes ``'-3.5``.
+
+    Examples
+    --------
+    >>> csv_cell('=HYPERLINK("http://x","y")'), csv_cell(-3.5), csv_cell("@sum"), csv_cell("ok")
+    ('\\'=HYPERLINK("http://x","y")', -3.5, "'@sum", 'ok')
+    """
+    if not isinstance(value, str):
+        return value
+    s = reveal(value)
+    return "'" + s if s.startswith(CSV_FORMULA_STARTS) else s
+
+
+def map_text(frame, fn: Callable[[str], object]):
+    """A copy of ``frame`` (a pandas DataFrame) with ``fn`` applied to every text cell, column label and index label.
+
+    Only ``str`` values are passed to ``fn``; numeric columns are not touched (so their dtype is kept).
+    """
+    import pandas as pd
+
+    def each(v: object) -> object:
+        return fn(v) if isinstance(v, str) else v
+
+    out = frame.copy()
+    for i in range(out.shape[1]):
+        col = out.iloc[:, i]
+        if col.dtype == object or isinstance(col.dtype, (pd.StringDtype, pd.CategoricalDtype)):
+            values = col.astype(object) if isinstance(col.dtype, pd.CategoricalDtype) else col
+            out.isetitem(i, values.map(each, na_action="ignore"))
+    out.columns = out.columns.map(each) if not isinstance(out.columns, pd.MultiIndex) else out.columns
+    out.index = out.index.map(each) if out.index.dtype == object else out.index
+    return out
+
+
+def csv_text(frame, **to_csv: Any) -> str:
+    """``frame`` as CSV text, every cell and header through :func:`csv_cell` (``to_csv`` options passed on).
+
+    Lines end with ``\\r\\n`` (RFC 4180) unless ``lineterminator`` is given: with it, a cell holding a carriage
+    return or a line feed is quoted, so it cannot split a row. The one way the app and the CLI write CSV;
+    ``tests/test_escaping.py`` finds every CSV writer.
+    """
+    return map_text(frame, csv_cell).to_csv(**{"lineterminator": "\r\n", **to_csv})

@@ -19,6 +19,7 @@ from typing import Any, Iterator
 import streamlit as st
 
 from audit_core.errors import AuditInputError
+from audit_core.safe_text import reveal
 
 __all__ = ["md_escape", "code", "guarded", "progress_bar", "stale_notice"]
 
@@ -40,7 +41,9 @@ _AUTOLINK = re.compile(r"(\\:)(?=//)|(\\@)|(?i:(www)(?=\\\.))")
 def md_escape(text: Any) -> str:
     """``text`` (any value, via ``str``) as Markdown that renders literally, on one line.
 
-    Backslash-escapes every character that could start a link, an image, HTML,
+    Invisible and text-moving characters (bidirectional controls, zero-width
+    characters, controls) are shown as ``<U+XXXX>`` / ``\\x1b`` first
+    (:func:`audit_core.safe_text.reveal`). Backslash-escapes every character that could start a link, an image, HTML,
     emphasis, code, a Streamlit directive, LaTeX or an autolink; line breaks
     become spaces. An invisible word joiner (U+2060) follows ``:`` before
     ``//``, ``@`` and ``www``, because Streamlit links URLs and e-mail
@@ -53,7 +56,7 @@ def md_escape(text: Any) -> str:
     >>> md_escape("http://x") == "http\\\\:" + WORD_JOINER + "//x"
     True
     """
-    s = " ".join(str(text).splitlines())
+    s = " ".join(reveal(text).splitlines())
     s = _ALWAYS.sub(r"\\\1", s)
     s = _UNDERSCORE_EDGE.sub(r"\\_", s)
     s = _WWW.sub(r"\1\\.", s)

@@ -13,6 +13,7 @@ import pandas as pd
 import streamlit as st
 
 from audit_core.findings.glossary import explain
+from audit_core.safe_text import map_text, reveal
 
 __all__ = ["MISSING", "MAX_STYLED_CELLS", "column_help", "display", "table", "symbols_expander"]
 
@@ -28,12 +29,16 @@ def column_help(columns: Iterable) -> dict[str, st.column_config.Column]:
 
 
 def display(df):
-    """The table as shown: missing values as :data:`MISSING` in the columns that have any (a Styler then).
+    """The table as shown: missing values as :data:`MISSING` in the columns that have any (a Styler then), and
+    invisible or text-moving characters in text cells and headers shown as ``<U+XXXX>`` (:func:`reveal`).
 
     Tables over :data:`MAX_STYLED_CELLS` cells are returned unchanged.
     """
     if isinstance(df, pd.DataFrame):
         if df.size > MAX_STYLED_CELLS or not (df.columns.is_unique and df.index.is_unique):
+            return df
+        df = map_text(df, reveal)
+        if not (df.columns.is_unique and df.index.is_unique):  # two names that differed only invisibly
             return df
         holes = [c for c in df.columns if df[c].isna().any()]
         if holes:

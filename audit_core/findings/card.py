@@ -36,6 +36,7 @@ from audit_core.receipts.adjudicate import adjudicate
 from audit_core.runs.gate import DEFAULT_GATE_SCOPE, DEFAULT_GATE_YAML, compare_runs, extract_gate_grounds, gate_state
 from audit_core.runs.keys import headline_key, read_key
 from audit_core.runs.registry import RunRecord
+from audit_core.safe_text import reveal
 from audit_core.transport.headline import recorded_headline
 
 from .gate import gate_findings
@@ -50,9 +51,10 @@ _MD = re.compile(r"([\\`*_{}\[\]<>#+!|~])")
 
 
 def md_text(value: object) -> str:
-    """Text from the record, safe in Markdown: special characters backslash-escaped (not parentheses: with
-    the brackets escaped they cannot form a link), newlines as spaces."""
-    return _MD.sub(r"\\\1", " ".join(str(value).split()))
+    """Text from the record, safe in Markdown: invisible and text-moving characters shown (``<U+202E>``, see
+    :func:`audit_core.safe_text.reveal`), special characters backslash-escaped (not parentheses: with the
+    brackets escaped they cannot form a link), newlines as spaces."""
+    return _MD.sub(r"\\\1", " ".join(reveal(value).split()))
 
 
 #: The metrics a card lists for a transport run (binary, multi-class), all on the headline slice.

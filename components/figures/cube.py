@@ -21,6 +21,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from audit_core.receipts import CubeResult
+from .labels import BR, NO_EXTRA, figure_builder
 
 __all__ = ["cube_figure", "receipt_matrix_figure", "cube_view", "verdict_colours", "cell_label"]
 
@@ -52,6 +53,7 @@ def _positions(cube: CubeResult) -> dict[frozenset, tuple[float, float]]:
     return pos
 
 
+@figure_builder
 def cube_figure(cube: CubeResult, *, title: str | None = None) -> go.Figure:
     """The executed cube for ``k ≤ 3``, flat: one row per number of replaced sources.
 
@@ -80,7 +82,7 @@ def cube_figure(cube: CubeResult, *, title: str | None = None) -> go.Figure:
             marker=dict(size=[22 if c in receipt else 13 for c in group], color=col,
                         symbol=["diamond" if c in receipt else "circle" for c in group],
                         line=dict(color="black", width=[2 if c in receipt else 0 for c in group])),
-            hovertemplate="%{text}<br>verdict " + v + "<extra></extra>",
+            hovertemplate="%{text}" + BR + "verdict " + v + NO_EXTRA,
         ))
     if receipt:  # legend entry for the outlined diamonds
         fig.add_trace(go.Scatter(x=[None], y=[None], mode="markers", name="receipt cell (minimal set)",
@@ -111,6 +113,7 @@ def _matrix_columns(cube: CubeResult) -> tuple[list[frozenset], list[str], int]:
     return cols, names, len(cube.receipt) - len(shown)
 
 
+@figure_builder
 def receipt_matrix_figure(cube: CubeResult, *, title: str | None = None) -> go.Figure:
     """Sources × cells matrix of the minimal receipts and the cells that decide them (readable for any ``k``).
 
@@ -134,7 +137,7 @@ def receipt_matrix_figure(cube: CubeResult, *, title: str | None = None) -> go.F
     for k, colour in enumerate([colours[v] for v in verdicts] + ["#bbbbbb"]):
         scale += [[k / n, colour], [(k + 1) / n, colour]]
     fig = go.Figure(go.Heatmap(z=z, x=names, y=src, zmin=0, zmax=n, colorscale=scale, showscale=False, xgap=2, ygap=2,
-                               hovertemplate="%{y} replaced in %{x}<extra></extra>"))
+                               hovertemplate="%{y} replaced in %{x}" + NO_EXTRA))
     for v in verdicts:  # legend: one entry per verdict
         fig.add_trace(go.Scatter(x=[None], y=[None], mode="markers", name=f"verdict: {v}",
                                  marker=dict(size=12, symbol="square", color=colours[v])))
@@ -151,6 +154,7 @@ def receipt_matrix_figure(cube: CubeResult, *, title: str | None = None) -> go.F
     return fig
 
 
+@figure_builder
 def cube_view(cube: CubeResult, *, title: str | None = None) -> go.Figure:
     """The flat cube for ``k ≤ 3``, the receipt matrix otherwise."""
     return cube_figure(cube, title=title) if cube.k <= 3 else receipt_matrix_figure(cube, title=title)

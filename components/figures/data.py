@@ -8,11 +8,14 @@ from __future__ import annotations
 import pandas as pd
 import plotly.graph_objects as go
 
+from .labels import BR, NO_EXTRA, figure_builder
+
 __all__ = ["group_sizes_figure", "class_balance_figure", "missingness_figure"]
 
 _LAYOUT = dict(template="plotly_white", margin=dict(l=10, r=10, t=40, b=10), height=320)
 
 
+@figure_builder
 def group_sizes_figure(summary: pd.DataFrame) -> go.Figure:
     """Bar chart of transformed features per evidence group.
 
@@ -28,7 +31,7 @@ def group_sizes_figure(summary: pd.DataFrame) -> go.Figure:
             y=summary["group"],
             orientation="h",
             customdata=summary["raw_columns"],
-            hovertemplate="%{y}: %{x} features<br>%{customdata}<extra></extra>",
+            hovertemplate="%{y}: %{x} features" + BR + "%{customdata}" + NO_EXTRA,
         )
     )
     fig.update_layout(title="Evidence groups (transformed features per group)", **_LAYOUT)
@@ -37,6 +40,7 @@ def group_sizes_figure(summary: pd.DataFrame) -> go.Figure:
     return fig
 
 
+@figure_builder
 def class_balance_figure(counts: pd.Series, *, title: str) -> go.Figure:
     """Bar chart of class counts for one target definition."""
     fig = go.Figure(go.Bar(x=[str(i) for i in counts.index], y=counts.to_numpy()))
@@ -46,6 +50,7 @@ def class_balance_figure(counts: pd.Series, *, title: str) -> go.Figure:
     return fig
 
 
+@figure_builder
 def missingness_figure(columns: pd.DataFrame) -> go.Figure:
     """Share of missing values per column (only columns with any); says "no missing values" when none has any,
     instead of an empty chart on a meaningless axis."""

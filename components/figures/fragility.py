@@ -13,6 +13,7 @@ from plotly.subplots import make_subplots
 from audit_core.fragility.certificate import Certificate
 from audit_core.fragility.evaluation import CONFIDENCE
 from audit_core.runs.registry import RunRecord
+from .labels import BR, NO_EXTRA, figure_builder
 
 __all__ = [
     "distributions_figure",
@@ -31,6 +32,7 @@ _METHOD_COLOURS = ("#7f7f7f", "#1f77b4", "#d62728", "#2ca02c", "#9467bd")
 _METRIC_NAMES = {"ece": "ECE", "nll": "NLL", "brier": "Brier"}
 
 
+@figure_builder
 def distributions_figure(summary: pd.DataFrame, *, k: int | None = None) -> go.Figure:
     """Histograms of ``k*``, RCMA and FDS over the audited cases.
 
@@ -44,7 +46,7 @@ def distributions_figure(summary: pd.DataFrame, *, k: int | None = None) -> go.F
         counts = summary["k_star"].clip(upper=k + 1).value_counts()
         labels = [str(i) for i in range(1, k + 1)] + [f"no flip within {k}"]
         fig.add_trace(go.Bar(x=labels, y=[int(counts.get(i, 0)) for i in range(1, k + 2)], name="k*",
-                             hovertemplate="k* %{x}: %{y} cases<extra></extra>"), row=1, col=1)
+                             hovertemplate="k* %{x}: %{y} cases" + NO_EXTRA), row=1, col=1)
         fig.update_xaxes(type="category", title_text="groups removed (k*)", row=1, col=1)
         fig.update_yaxes(title_text="cases", row=1, col=1)
     fig.add_trace(go.Histogram(x=np.minimum(summary["rcma"], 5), name="RCMA (capped at 5)", nbinsx=30), row=1, col=2)
@@ -56,6 +58,7 @@ def distributions_figure(summary: pd.DataFrame, *, k: int | None = None) -> go.F
     return fig
 
 
+@figure_builder
 def auroc_figure(table: pd.DataFrame, *, label: str, stratum: str) -> go.Figure:
     """Ranking of brittleness scores by AUROC with bootstrap intervals.
 
@@ -74,7 +77,7 @@ def auroc_figure(table: pd.DataFrame, *, label: str, stratum: str) -> go.Figure:
         go.Bar(
             x=part["auroc"], y=part["score"], orientation="h", marker_color=colors,
             error_x=dict(type="data", symmetric=False, array=part["hi"] - part["auroc"], arrayminus=part["auroc"] - part["lo"]),
-            hovertemplate="%{y}: AUROC %{x:.3f}<extra></extra>",
+            hovertemplate="%{y}: AUROC %{x:.3f}" + NO_EXTRA,
         )
     )
     fig.add_vline(x=0.5, line_dash="dot")
@@ -86,6 +89,7 @@ def auroc_figure(table: pd.DataFrame, *, label: str, stratum: str) -> go.Figure:
     return fig
 
 
+@figure_builder
 def runs_heatmap_figure(overview: pd.DataFrame, *, value: str = "mean_fds") -> go.Figure:
     """Dataset × model heatmap of one summary (mean FDS or share brittle among confident), coloured per dataset.
 
@@ -100,7 +104,7 @@ def runs_heatmap_figure(overview: pd.DataFrame, *, value: str = "mean_fds") -> g
     scaled = np.where(span > 0, (raw - lo) / np.where(span > 0, span, 1.0), 0.5)
     fig = go.Figure(go.Heatmap(z=scaled, x=list(grid.columns), y=list(grid.index), colorscale="Reds", zmin=0, zmax=1,
                                text=np.round(raw, 3), texttemplate="%{text}", customdata=raw,
-                               hovertemplate="%{y} · %{x}: " + value + " %{customdata:.3f}<extra></extra>",
+                               hovertemplate="%{y} · %{x}: " + value + " %{customdata:.3f}" + NO_EXTRA,
                                colorbar=dict(title="within dataset", tickvals=[0, 1], ticktext=["lowest", "highest"])))
     fig.update_layout(title=f"Saved fragility runs: {value} by dataset × model (colour scaled per dataset row)",
                       height=300, **_LAYOUT)
@@ -109,6 +113,7 @@ def runs_heatmap_figure(overview: pd.DataFrame, *, value: str = "mean_fds") -> g
     return fig
 
 
+@figure_builder
 def delta_heatmap_figure(delta: pd.DataFrame, *, max_cases: int = 40) -> go.Figure:
     """Case × group heatmap of one-step drops ``Δ_g`` (first ``max_cases`` rows).
 
@@ -126,12 +131,13 @@ def delta_heatmap_figure(delta: pd.DataFrame, *, max_cases: int = 40) -> go.Figu
     return fig
 
 
+@figure_builder
 def trajectory_figure(cert: Certificate, *, title: str | None = None) -> go.Figure:
     """Collapse trajectory: margin of ``ŷ`` along the removal path, flip point marked."""
     names = ["(none)"] + [f"−{n}" for n in cert.removal_order_names()]
     k = list(range(len(cert.path_margins)))
     fig = go.Figure(go.Scatter(x=k, y=cert.path_margins, mode="lines+markers", name="margin of ŷ",
-                               customdata=names, hovertemplate="step %{x}: %{customdata}<br>margin %{y:.3f}<extra></extra>"))
+                               customdata=names, hovertemplate="step %{x}: %{customdata}" + BR + "margin %{y:.3f}" + NO_EXTRA))
     fig.add_hline(y=0, line_dash="dot", annotation_text="flip boundary")
     K = cert.protocol.k
     if cert.k_star <= K:
@@ -144,6 +150,7 @@ def trajectory_figure(cert: Certificate, *, title: str | None = None) -> go.Figu
     return fig
 
 
+@figure_builder
 def degradation_figure(cert: Certificate) -> go.Figure:
     """Margin versus severity per operator family (top-K groups degraded jointly)."""
     grid = list(cert.protocol.grid)
@@ -159,6 +166,7 @@ def degradation_figure(cert: Certificate) -> go.Figure:
     return fig
 
 
+@figure_builder
 def temperature_figure(table: pd.DataFrame) -> go.Figure:
     """ECE, NLL and Brier of uncalibrated, global-T and brittleness-T, overall and on the fragile quartile."""
     fig = make_subplots(rows=1, cols=3, subplot_titles=("ECE (15 bins)", "NLL", "Brier"))
@@ -175,6 +183,7 @@ def temperature_figure(table: pd.DataFrame) -> go.Figure:
     return fig
 
 
+@figure_builder
 def neural_comparison_figure(table: pd.DataFrame) -> go.Figure:
     """FR-ResMLP vs the same network at α = γ = 0: held-out AUROC, mean RCMA and mean FDS side by side."""
     metrics = [("heldout_auroc", "held-out AUROC (higher better)"), ("mean_rcma", "mean RCMA (lower = less fragile)"),
@@ -184,11 +193,12 @@ def neural_comparison_figure(table: pd.DataFrame) -> go.Figure:
     for j, (col, _) in enumerate(metrics, start=1):
         fig.add_trace(go.Bar(x=table["model"], y=table[col], marker_color=[colors[m] for m in table["model"]],
                              text=np.round(table[col].to_numpy(dtype=float), 3), textposition="auto",
-                             showlegend=False, hovertemplate="%{x}: %{y:.4f}<extra></extra>"), row=1, col=j)
+                             showlegend=False, hovertemplate="%{x}: %{y:.4f}" + NO_EXTRA), row=1, col=j)
     fig.update_layout(title="FR-ResMLP vs plain ResMLP (α = γ = 0)", height=320, **_LAYOUT)
     return fig
 
 
+@figure_builder
 def fragility_report_figures(record: RunRecord) -> list[tuple[str, go.Figure]]:
     """Figures of a saved ``fragility`` run, from its stored tables only (report and Runs page).
 

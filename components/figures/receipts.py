@@ -13,6 +13,7 @@ from audit_core.receipts import CubeResult
 from audit_core.runs.registry import RunRecord
 
 from .cube import cube_figure, cube_view, receipt_matrix_figure
+from .labels import NO_EXTRA, figure_builder
 
 __all__ = ["cube_figure", "receipt_matrix_figure", "cube_view", "baseline_figure", "reason_debt_figure",
            "benchmark_figure", "receipts_report_figures"]
@@ -20,6 +21,7 @@ __all__ = ["cube_figure", "receipt_matrix_figure", "cube_view", "baseline_figure
 _LAYOUT = dict(template="plotly_white", margin=dict(l=10, r=10, t=50, b=10))
 
 
+@figure_builder
 def baseline_figure(table: pd.DataFrame) -> go.Figure:
     """Receipt accuracy on the changing cases of each evaluation set, per model, with its bootstrap interval."""
     fig = go.Figure()
@@ -35,6 +37,7 @@ def baseline_figure(table: pd.DataFrame) -> go.Figure:
     return fig
 
 
+@figure_builder
 def reason_debt_figure(grid: pd.DataFrame) -> go.Figure:
     """Reason debt, accepted coverage and gold-change recall against the confidence threshold."""
     fig = go.Figure()
@@ -47,17 +50,19 @@ def reason_debt_figure(grid: pd.DataFrame) -> go.Figure:
     return fig
 
 
+@figure_builder
 def benchmark_figure(by_mutation: pd.DataFrame) -> go.Figure:
     """Share of verdict changes by stratum and mutation (a saved benchmark's ``by_mutation`` table)."""
     fig = go.Figure()
     for stratum, part in by_mutation.groupby("stratum", sort=True):
         fig.add_trace(go.Bar(x=part["mutation"], y=part["share_changed"], name=str(stratum),
-                             customdata=part["cases"], hovertemplate="%{x}: %{y:.2f} of %{customdata} cases<extra></extra>"))
+                             customdata=part["cases"], hovertemplate="%{x}: %{y:.2f} of %{customdata} cases" + NO_EXTRA))
     fig.update_layout(title="Benchmark: share of verdict changes by mutation", barmode="group", height=340, **_LAYOUT)
     fig.update_yaxes(range=[0, 1], title="share changed")
     return fig
 
 
+@figure_builder
 def receipts_report_figures(record: RunRecord) -> list[tuple[str, go.Figure]]:
     """Figures of a saved ``receipts`` run, from its stored tables only (report and Runs page).
 

@@ -5,6 +5,8 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
+from .labels import BR, figure_builder
+
 __all__ = ["feature_shift_figure", "pooled_domain_auroc", "LINK_COLOURS"]
 
 #: bar colour by what the feature is linked to in the run's results
@@ -27,6 +29,7 @@ def _link_class(row) -> str:
     return "not flagged"
 
 
+@figure_builder
 def feature_shift_figure(shift: pd.DataFrame, *, top: int = 15, domain_auroc: float | None = None) -> go.Figure:
     """Horizontal PSI bars of the ``top`` most shifted features, most shifted on top.
 
@@ -52,9 +55,9 @@ def feature_shift_figure(shift: pd.DataFrame, *, top: int = 15, domain_auroc: fl
         part = t[t["cls"] == cls]
         if part.empty:
             continue
-        hover = [f"{r['feature']} ({r['kind']})<br>PSI {r['psi']:.3f} · {r['test']} p = {r['p_value']:.2g}"
-                 + (f"<br>Wasserstein {r['wasserstein_sd']:.3f} source SDs" if np.isfinite(r["wasserstein_sd"]) else "")
-                 + f"<br>domain AUROC {r['domain_auroc']:.3f}<br>{r.get('link', '')}" for r in part.to_dict("records")]
+        hover = [f"{r['feature']} ({r['kind']}){BR}PSI {r['psi']:.3f} · {r['test']} p = {r['p_value']:.2g}"
+                 + (f"{BR}Wasserstein {r['wasserstein_sd']:.3f} source SDs" if np.isfinite(r["wasserstein_sd"]) else "")
+                 + f"{BR}domain AUROC {r['domain_auroc']:.3f}{BR}{r.get('link', '')}" for r in part.to_dict("records")]
         fig.add_trace(go.Bar(x=part["psi"], y=part["feature"].astype(str), orientation="h", name=cls,
                              marker_color=colour, hovertext=hover, hoverinfo="text"))
     title = "Why it moved: PSI of the most shifted features"

@@ -19,6 +19,7 @@ from audit_core.runs.registry import RunRecord
 from audit_core.transport.config import class_names_of
 from audit_core.transport.headline import HeadlineSlice, mapping_words, model_words, recorded_headline
 
+from .labels import BR, END_SUP, SUP, figure_builder
 from .shift import feature_shift_figure, pooled_domain_auroc
 
 __all__ = [
@@ -76,7 +77,7 @@ def slice_subtitle(model: str, mapping: str, aggregation: str, headline: Headlin
     if headline is not None:
         tag = (" (headline slice)" if (model, mapping) == (headline.model, headline.mapping)
                else " (not the headline slice)")
-    return f"<br><sup>{mapping_words(mapping)} {model_words(model)}{tag} · {aggregation}</sup>"
+    return f"{BR}{SUP}{mapping_words(mapping)} {model_words(model)}{tag} · {aggregation}{END_SUP}"
 
 
 def _slice_of(headline: HeadlineSlice | None, model: str, mapping: str, table: pd.DataFrame | None) -> HeadlineSlice:
@@ -95,6 +96,7 @@ def _refit_mean(table: pd.DataFrame | None, h: HeadlineSlice, **kw) -> float | N
     return v if isinstance(v, float) else None
 
 
+@figure_builder
 def reliability_figure(bins: pd.DataFrame, *, model: str, mapping: str, table: pd.DataFrame | None = None,
                        headline: HeadlineSlice | None = None, smooth: bool = False,
                        metric: str = "ece") -> go.Figure:
@@ -147,7 +149,7 @@ def reliability_figure(bins: pd.DataFrame, *, model: str, mapping: str, table: p
                                      name=f"{_NAMES[dom]} Venn-Abers [p0, p1]", hoverinfo="skip"), row=1, col=1)
         fig.add_trace(go.Scatter(x=nz["mean_p"], y=nz["frac_pos"], mode="lines+markers", name=name,
                                  line=dict(color=DOMAIN_COLOURS[dom]), customdata=nz["count"],
-                                 hovertemplate="mean p̂ %{x:.3f}<br>observed %{y:.3f}<br>n = %{customdata}"),
+                                 hovertemplate="mean p̂ %{x:.3f}" + BR + "observed %{y:.3f}" + BR + "n = %{customdata}"),
                       row=1, col=1)
         fig.add_trace(go.Bar(x=(b["lower"] + b["upper"]) / 2, y=b["count"], width=(b["upper"] - b["lower"]) * 0.45,
                              offset=0 if dom == "ood" else -(b["upper"] - b["lower"]).iloc[0] * 0.45,
@@ -166,6 +168,7 @@ def reliability_figure(bins: pd.DataFrame, *, model: str, mapping: str, table: p
     return fig
 
 
+@figure_builder
 def risk_selection_figure(curves: pd.DataFrame, table: pd.DataFrame, *, model: str, mapping: str,
                           selection_rate: float, headline: HeadlineSlice | None = None) -> go.Figure:
     """Risk–selection curves with the transported operating point marked, both on the same refits.
@@ -207,6 +210,7 @@ def risk_selection_figure(curves: pd.DataFrame, table: pd.DataFrame, *, model: s
     return fig
 
 
+@figure_builder
 def frontier_figure(table: pd.DataFrame, *, model: str, mapping: str, domain: str = "ood",
                     class_names: tuple[str, str] | None = None, headline: HeadlineSlice | None = None) -> go.Figure:
     """Coverage–set-size frontier across α, marginal vs label-conditional, with class coverage.
@@ -257,6 +261,7 @@ def _not_run(fig: go.Figure, what: str, how: str) -> go.Figure:
     return not_run(fig, f"{what}: not run — {how}.")
 
 
+@figure_builder
 def stress_figure(table: pd.DataFrame, *, model: str, mapping: str, metric: str = "auroc",
                   headline: HeadlineSlice | None = None) -> go.Figure:
     """Random-set deletions (the whole distribution, every refit) against targeted deletion and other conditions
@@ -289,6 +294,7 @@ def stress_figure(table: pd.DataFrame, *, model: str, mapping: str, metric: str 
     return fig
 
 
+@figure_builder
 def target_definition_figure(table: pd.DataFrame, *, domain: str = "ood") -> go.Figure:
     """D_Y (label effect) and D_P (pipeline effect) per metric, before and after prevalence alignment."""
     t = table[(table["analysis"] == "target_decomposition") & (table["domain"] == domain)]
@@ -312,6 +318,7 @@ def target_definition_figure(table: pd.DataFrame, *, domain: str = "ood") -> go.
     return fig
 
 
+@figure_builder
 def heterogeneity_figure(table: pd.DataFrame, *, model: str, mapping: str, metric: str = "brier_score",
                          class_names: tuple[str, str] | None = None, headline: HeadlineSlice | None = None) -> go.Figure:
     """A metric by class and declared subgroup, ID vs OOD (mean over refits); classes named as declared
@@ -337,6 +344,7 @@ def _condition_label(condition: str, class_names: tuple[str, str] | None) -> str
         else str(condition)
 
 
+@figure_builder
 def transport_report_figures(record: RunRecord) -> list[tuple[str, go.Figure]]:
     """Figures of a saved transport run, rebuilt from its stored tables only.
 

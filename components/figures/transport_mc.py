@@ -15,6 +15,7 @@ from plotly.subplots import make_subplots
 
 from audit_core.transport.headline import recorded_headline
 
+from .labels import BR, END_EXTRA, END_SUP, EXTRA, figure_builder
 from .transport import (DOMAIN_COLOURS, slice_subtitle, not_run, reliability_figure, risk_selection_figure,
                         transport_report_figures)
 
@@ -26,6 +27,7 @@ _NAMES = {"id": "ID test (source)", "ood": "OOD (target)"}
 SCORE_LABELS = {"lac": "LAC", "aps": "APS", "raps": "RAPS"}
 
 
+@figure_builder
 def mc_reliability_figure(bins: pd.DataFrame, *, model: str, mapping: str, table: pd.DataFrame | None = None,
                           headline=None) -> go.Figure:
     """Top-label reliability diagram, ID vs OOD: each bin's accuracy against its mean ``max_c P_c``.
@@ -51,6 +53,7 @@ def _class_means(table: pd.DataFrame, *, analysis: str, domain: str, model: str,
     return np.array([means.get(f"{metric}_class{c}", np.nan) for c in range(n_classes)], dtype=float)
 
 
+@figure_builder
 def mc_class_conformal_figure(table: pd.DataFrame, *, model: str, mapping: str, alpha: float,
                               class_names, scores=("lac", "aps", "raps"), method: str = "marginal",
                               headline=None) -> go.Figure:
@@ -77,8 +80,8 @@ def mc_class_conformal_figure(table: pd.DataFrame, *, model: str, mapping: str, 
             for row, metric in ((1, "coverage"), (2, "mean_set_size")):
                 fig.add_trace(go.Bar(x=names, y=_class_means(table, metric=f"{s}:{metric}", **kw), name=_NAMES[dom],
                                      marker_color=DOMAIN_COLOURS[dom], legendgroup=dom, showlegend=(j == 1 and row == 1),
-                                     hovertemplate=f"{SCORE_LABELS.get(s, s)} · %{{x}}<br>{metric.replace('_', ' ')} "
-                                                   "%{y:.3f}<extra>" + _NAMES[dom] + "</extra>"),
+                                     hovertemplate=f"{SCORE_LABELS.get(s, s)} · %{{x}}{BR}{metric.replace('_', ' ')} "
+                                                   "%{y:.3f}" + EXTRA + _NAMES[dom] + END_EXTRA),
                               row=row, col=j)
         line_label = dict(annotation_text=f"1 − α = {1 - alpha:g}", annotation_position="bottom left") if j == 1 else {}
         fig.add_hline(y=1 - alpha, line_dash="dot", line_color="black", row=1, col=j, **line_label)  # no "new text"
@@ -88,6 +91,7 @@ def mc_class_conformal_figure(table: pd.DataFrame, *, model: str, mapping: str, 
     return fig
 
 
+@figure_builder
 def mc_risk_selection_figure(curves: pd.DataFrame, table: pd.DataFrame, *, model: str, mapping: str,
                              selection_rate: float, headline=None) -> go.Figure:
     """Selective risk of the arg-max answer against the selection rate (accept when ``max_c P_c ≥ τ``), means over
@@ -96,11 +100,12 @@ def mc_risk_selection_figure(curves: pd.DataFrame, table: pd.DataFrame, *, model
     fig = risk_selection_figure(curves, table, model=model, mapping=mapping, selection_rate=selection_rate,
                                 headline=headline)
     title = fig.layout.title.text.replace("Risk–selection curves", "Max-probability selective risk", 1)
-    fig.update_layout(title=title.replace("</sup>", " · risk: the most probable class is wrong</sup>"),
+    fig.update_layout(title=title.replace(END_SUP, " · risk: the most probable class is wrong" + END_SUP),
                       xaxis_title="share answered (most confident first)", yaxis_title="selective risk")
     return fig
 
 
+@figure_builder
 def mc_report_figures(tables, *, model: str, mapping: str, class_names, alphas, selection_rates,
                       headline=None) -> list:
     """The figures of a saved multi-class run (for the report), from its stored tables only."""
@@ -122,6 +127,7 @@ def mc_report_figures(tables, *, model: str, mapping: str, class_names, alphas, 
     return out
 
 
+@figure_builder
 def transport_any_report_figures(record) -> list:
     """The report figures of any saved transport run: the multi-class ones for a multi-class run
     (manifest ``multiclass``), else :func:`components.figures.transport.transport_report_figures`."""

@@ -15,6 +15,7 @@ import plotly.graph_objects as go
 from audit_core.errors import excerpt, fail
 from audit_core.runs.registry import RunRecord
 from components.figures.fragility import fragility_report_figures
+from components.figures.labels import figure_builder
 from components.figures.receipts import receipts_report_figures
 from components.figures.transport_mc import transport_any_report_figures
 
@@ -24,6 +25,7 @@ FigureBuilder = Callable[[RunRecord], list[tuple[str, go.Figure]]]
 _LAYOUT = dict(template="plotly_white", margin=dict(l=10, r=10, t=50, b=10), height=360)
 
 
+@figure_builder
 def model_report_figures(record: RunRecord) -> list[tuple[str, go.Figure]]:
     """Figures of a ``model`` run from its stored ``metrics``, ``grouping`` and interval tables.
 
@@ -92,6 +94,7 @@ def register_report_figures(kind: str, builder: FigureBuilder) -> None:
     REPORT_FIGURES[kind] = builder
 
 
+@figure_builder
 def figures_for(record: RunRecord) -> list[tuple[str, go.Figure]]:
     """The figures of a run, rebuilt from its stored tables; ``[]`` for unknown kinds.
 

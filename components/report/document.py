@@ -15,7 +15,9 @@
 * Deterministic: the same run gives the same bytes except the one
   generation-timestamp field (``<meta name="generated-at">`` and the line that
   shows it).
-* Every user-provided string (config values, table cells, names) is escaped.
+* Every user-provided string (config values, table cells, names) is escaped, with invisible and
+  text-moving characters (bidirectional controls, zero-width characters) shown as ``<U+XXXX>``
+  (:func:`audit_core.safe_text.html_text`).
 
 How an audit adds its figures: a builder ``builder(record) -> [(title, figure)]``
 that reads ``record.tables`` only, registered with
@@ -45,6 +47,7 @@ from audit_core.findings.records import GATE_KINDS
 from audit_core.runs.bundle import write_file
 from audit_core.runs.gate import GateResult, compare_runs
 from audit_core.runs.registry import RunRecord
+from audit_core.safe_text import html_text, map_text, reveal
 
 from .builders import figures_for
 from .plotlyjs import plotlyjs_for
@@ -88,13 +91,13 @@ def _table_html(df: pd.DataFrame, *, table_id: str) -> str:
         note = (f"<p class='note'>First {MAX_TABLE_ROWS} of {len(df):,} rows; the Parquet export "
                 f"(<code>reliability-audit export RUN_ID --parquet DIR</code> or the Runs page) holds all.</p>")
         df = df.head(MAX_TABLE_ROWS)
-    body = df.to_html(index=False, escape=True, na_rep="—", border=0, table_id=table_id, classes="tbl")
+    body = map_text(df, reveal).to_html(index=False, escape=True, na_rep="—", border=0, table_id=table_id, classes="tbl")
     return f"<div class='scroll'>{body}</div>{note}"
 
 
 def _collapsible(title: str, df: pd.DataFrame, *, table_id: str) -> str:
     """A capped table inside a closed ``<details>``, its heading giving the full shape."""
-    return (f"<details><summary>{html.escape(title)} <span class='note'>({df.shape[0]:,} rows × "
+    return (f"<details><summary>{html_text(title)} <span class='note'>({df.shape[0]:,} rows × "
             f"{df.shape[1]} columns)</span></summary>{_table_html(df, table_id=table_id)}</details>")
 
 
@@ -104,15 +107,16 @@ def _figure_div(fig: go.Figure, i: int) -> str:
 
 
 def _plain_title(text: str | None) -> str:
-    """A figure's title as one line of text: its subtitle after a dash, Plotly's tags removed."""
-    return re.sub(r"<[^>]+>", "", re.sub(r"<br>", " — ", text or "")).strip()
+    """A figure's title as one line of text: its subtitle after a dash, Plotly's tags removed and its entities
+    (the escaped names from data) read back, to be escaped once for HTML."""
+    return html.unescape(re.sub(r"<[^>]+>", "", re.sub(r"<br>", " — ", text or ""))).strip()
 
 
 def _key_figure(title: str, fig: go.Figure, i: int) -> str:
     """A summary figure, full width and shorter, its own title (and subtitle) moved into the heading."""
     own = _plain_title(fig.layout.title.text)
     small = go.Figure(fig).update_layout(title=None, height=300, margin=dict(t=20), legend=dict(font=dict(size=10)))
-    return f"<h3>{html.escape(own or title)}</h3>{_figure_div(small, i)}"
+    return f"<h3>{html_text(own or title)}</h3>{_figure_div(small, i)}"
 
 
 def _cube_verdict(record: RunRecord) -> str:
@@ -124,7 +128,7 @@ def _cube_verdict(record: RunRecord) -> str:
         return ""
     old, new = (str(v) for v in verdicts["verdict"])
     text = f"Executed cube: verdict {old} → {new}" + (f"; receipt {receipt}" if receipt else "") + "."
-    return f"<p class='verdict' id='gate-verdict'>{html.escape(text)}</p>"
+    return f"<p class='verdict' id='gate-verdict'>{html_text(text)}</p>"
 
 
 def _gate(record: RunRecord, gate: GateResult | None) -> tuple[str, list[Finding]]:
@@ -148,12 +152,12 @@ def _gate(record: RunRecord, gate: GateResult | None) -> tuple[str, list[Finding
                    f"{VERDICT_WORDS.get(gate.verdict_b, gate.verdict_b)}")
     cls = "verdict-pass" if gate.passed else "verdict-block"
     text = f"Release gate ({where}): release {VERDICT_WORDS.get(gate.verdict_b, gate.verdict_b)}{receipt}"
-    return f"<p class='verdict {cls}' id='gate-verdict'>{html.escape(text)}</p>", findings
+    return f"<p class='verdict {cls}' id='gate-verdict'>{html_text(text)}</p>", findings
 
 
 def _summary_page(record: RunRecord, stamp: str, figures: list, verdict_html: str, findings: list[Finding]) -> list[str]:
     """The executive summary: identity, the gate's verdict, the findings sentences and the first figures."""
-    e = html.escape
+    e = html_text
     parts = [
         "<section id='executive-summary'>",
         f"<h1>Reliability audit report: {e(record.audit_kind)}</h1>",
@@ -196,7 +200,7 @@ def _symbols(details: list[str]) -> list[tuple[str, str]]:
 
 def _detail(record: RunRecord, figures: list, figure_note: str, details: list[str] = ()) -> list[str]:
     """Everything after the summary: the summary table, verdicts, the other figures, the tables and the manifest."""
-    e = html.escape
+    e = html_text
     parts = ["<div class='detail'>", "<h2>Summary</h2>", _table_html(summary_frame(record), table_id="summary-table")]
     if details:  # the findings in symbols, each symbol with its plain name
         parts += ["<h2>Findings in symbols</h2>", "<ul id='finding-details' class='findings'>"]
@@ -259,7 +263,7 @@ def render_report(record: RunRecord, *, generated_at: str | None = None, gate: G
         :data:`MAX_TABLE_ROWS` rows and collapsed.
     """
     stamp = generated_at or _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
-    e = html.escape
+    e = html_text
     try:
         figures, figure_note = figures_for(record), ""
     except AuditInputError as err:  # tables this version cannot draw: the report keeps the tables

@@ -4,6 +4,14 @@ Chromium prints the HTML report with its print stylesheet (the executive
 summary only, one A4 page). Without Chromium, :func:`write_pdf` raises the
 declared ``REPORT_PDF_NO_CHROMIUM`` error, whose message says how to get it;
 nothing else changes (the HTML report is still written).
+
+The printing Chromium has no network: it opens the report as a local file,
+and every other request (``http``, ``https``, ``ws``, whatever the page or a
+name in it asks for) is refused twice over: every host name resolves to
+nothing (``--host-resolver-rules``), and every connection, loopback included,
+goes through a proxy that does not exist (``--proxy-server`` with
+``<-loopback>`` taken off the bypass list). The report is self-contained
+(Plotly and styles inline), so nothing it needs is lost.
 """
 from __future__ import annotations
 
@@ -22,8 +30,13 @@ __all__ = ["chromium_executable", "write_pdf"]
 #: Environment variable naming the Chromium (or Chrome) executable to print with.
 CHROMIUM_ENV = "AUDIT_CHROMIUM"
 _NAMES = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
+#: Refuse every network request: no host name resolves, and every connection (loopback too) is sent to a
+#: proxy on the discard port, where nothing answers.
+_OFFLINE = ["--host-resolver-rules=MAP * ~NOTFOUND", "--proxy-server=127.0.0.1:9", "--proxy-bypass-list=<-loopback>",
+            "--dns-prefetch-disable"]
 _FLAGS = ["--headless=new", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking",
-          "--disable-component-update", "--disable-sync", "--no-pdf-header-footer", "--virtual-time-budget=15000"]
+          "--disable-component-update", "--disable-sync", "--no-pdf-header-footer", "--virtual-time-budget=15000",
+          *_OFFLINE]
 
 
 def chromium_executable() -> str | None:

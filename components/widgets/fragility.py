@@ -31,6 +31,7 @@ from audit_core.models.training import Workspace
 from audit_core.models.zoo import ZOO
 from audit_core.runs.compare import runs_overview
 from audit_core.runs.save import save_fragility_run
+from audit_core.safe_text import csv_text
 from components.counts import count_input
 from components import jobs
 from components.feedback import code, guarded, md_escape, progress_bar, stale_notice
@@ -275,7 +276,7 @@ def _exports(audit: FragilityAudit, *, stale: bool = False) -> None:
     c1, c2, c3 = st.columns(3)
     c1.download_button("Certificates (JSON lines)", audit.batch.to_jsonl(), file_name="certificates.jsonl",
                        mime="application/jsonl", key="act_fr_dl_jsonl", disabled=stale)
-    c2.download_button("Summary (CSV)", audit.summary.to_csv(index=False), file_name="fragility_summary.csv",
+    c2.download_button("Summary (CSV)", csv_text(audit.summary, index=False), file_name="fragility_summary.csv",
                        mime="text/csv", key="act_fr_dl_csv", disabled=stale)
     c3.download_button("Summary (Parquet)", audit.summary.astype({"key": str}).to_parquet(index=False),
                        file_name="fragility_summary.parquet", key="act_fr_dl_parquet", disabled=stale)
