@@ -94,11 +94,10 @@ def shape_bytes(shape: str, size: int) -> bytes:
     """One shape made to ``size`` bytes (whitespace-separated: commas become spaces; latin-1: encoded so)."""
     data = SHAPES[shape](size)
     if shape == "whitespace-separated":
-        data = data.replace(b",", b"   ")
+        data = data.replace(b",", b"   ")[:size]
     if shape == "latin-1 text":
         data = data.decode().encode("latin-1")[:size]
-        data = data[: data.rfind(b"\n") + 1]
-    return data
+    return data[: data.rfind(b"\n") + 1]  # whole lines
 
 
 def gzip_bomb(expanded_mb: float) -> bytes:
@@ -109,7 +108,7 @@ def gzip_bomb(expanded_mb: float) -> bytes:
     piece = body * (8 * MB // len(body))
     with gzip.GzipFile(fileobj=out, mode="wb", compresslevel=9, mtime=0) as g:
         g.write(b"age,grp,y\n")
-        left = int(expanded_mb * MB)
+        left = int(expanded_mb * MB) // len(body) * len(body)  # whole lines: a cut line would be refused as ragged
         while left > 0:
             g.write(piece[:left])
             left -= len(piece)
