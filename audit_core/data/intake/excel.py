@@ -151,7 +151,7 @@ def _parse(book, ws, name: str, opts: ReadOptions) -> _Sheet:
                 values = {c["column"]: v for c in cells if (v := _value(c)) is not None}
                 if values:
                     rows[idx] = values
-                    if len(rows) > row_limit(opts) + 1:  # the header and one row past the cap
+                    if len(rows) > row_limit(opts):  # the header and one row past the cap
                         complete = False
                         break
             if complete and parser.merged_cells is not None:

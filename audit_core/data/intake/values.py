@@ -39,6 +39,8 @@ _DEC_COMMA = re.compile(r"[+-]?(\d{1,3}([. ]\d{3})+|\d+)(,\d+)?|[+-]?,\d+")
 _THOUSANDS = re.compile(r"[+-]?\d{1,3}(,\d{3})+(\.\d+)?|[+-]?\d+(\.\d+)?")
 #: Rows from which typing hands freed text columns back to the system as it goes.
 _LARGE_ROWS = 100_000
+#: A whole number in its plain form (see :func:`_whole_numbers`).
+_PLAIN_WHOLE = r"^-?(0|[1-9][0-9]{0,14})$"
 _TRUE, _FALSE = frozenset({"True", "TRUE", "true"}), frozenset({"False", "FALSE", "false"})
 
 
@@ -172,6 +174,25 @@ def _plain_numeric(s: pd.Series, uniques: list[str], codes: np.ndarray) -> pd.Se
     return pd.Series(values[codes], index=s.index)
 
 
+def _whole_numbers(s: pd.Series) -> pd.Series | None:
+    """A pyarrow text column of plain whole numbers as numbers, parsed without a Python object per value.
+
+    Plain: an optional minus, no leading zero and at most 15 digits, so the
+    result is what :func:`_plain_numeric` gives (int64, or float64 with
+    missing cells), while keys such as ``00042`` are left to the general path.
+    ``None`` when some cell is not plain.
+    """
+    if not isinstance(s.dtype, pd.StringDtype) or s.dtype.storage != "pyarrow":
+        return None
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    arr = s.array.__arrow_array__()
+    if not pc.all(pc.match_substring_regex(arr, _PLAIN_WHOLE)).as_py():
+        return None
+    return pd.Series(pc.cast(arr, pa.int64()).to_numpy(zero_copy_only=False), index=s.index)
+
+
 def _finish_numbers(s: pd.Series) -> pd.Series:
     """int64 when every value is a whole number and none is missing, else float64 (as pandas reads CSV)."""
     if pd.api.types.is_integer_dtype(s.dtype):
@@ -187,12 +208,14 @@ def propose_missing(frame: pd.DataFrame) -> tuple[MissingCodeProposal, ...]:
         text = _is_text(s)
         if not text.any():
             continue
-        counts = s[text].astype(str).value_counts()
-        found = [c for c in counts.index if c in _CODES]
-        if not found:
+        # Only the cells holding a code are counted: a column of a million distinct texts is not listed.
+        coded = text & s.isin(_CODES)
+        if not coded.any():
             continue
+        counts = s[coded].astype(str).value_counts()
+        found = list(counts.index)
         # Accepting the codes leaves numbers only: the other cells are numbers (or number-like text).
-        others = [v for v in counts.index if v not in _CODES]
+        others = list(pd.unique(s[text & ~coded].astype(str)))
         n_other_cells = int((~text & s.notna()).sum())
         numeric_rest = bool(others or n_other_cells) and (
             not others or pd.to_numeric(pd.Series(others, dtype=object), errors="coerce").notna().all()
@@ -233,6 +256,11 @@ def type_columns(
         s = frame[col]
         if not _all_text(s):
             continue
+        if decimal != ",":
+            num = _whole_numbers(s)
+            if num is not None:
+                out[col] = num
+                continue
         codes, cats = pd.factorize(s)
         uniques = [str(u) for u in cats]
         key = next((u for u in uniques if _KEY.fullmatch(u) or _LONG.fullmatch(u)), None)
