@@ -9,14 +9,26 @@ was hit names the variable to change.
 =========================  =======  ==============================================
 variable                   default  caps
 =========================  =======  ==============================================
-``AUDIT_MAX_UPLOAD_MB``    200      bytes of one uploaded or configured table
-``AUDIT_MAX_ROWS``         5000000  rows of a table
+``AUDIT_MAX_UPLOAD_MB``    200      bytes of one uploaded or configured table (and of a stack of text files)
+``AUDIT_MAX_ROWS``         5000000  rows of a table, counted while it is read
 ``AUDIT_MAX_COLUMNS``      10000    columns of a table
-``AUDIT_MAX_EXPANSION_MB`` 2000     uncompressed size of an xlsx, gzip or Parquet file
+``AUDIT_MAX_EXPANSION_MB`` 2000     uncompressed size of an xlsx, gzip or Parquet file, skops model or bundle
 ``AUDIT_MAX_MATRIX_MB``    1000     dense transformed training matrix (rows x one-hot-expanded features x 8 bytes)
 ``AUDIT_MAX_EXACT_GROUPS`` 20       evidence groups for the fragility exact search
 ``AUDIT_MAX_CUBE_K``       12       sources of a Receipts cube (2**k cells)
 =========================  =======  ==============================================
+
+**A bounded intake.** A compressed table (gzip text, an xlsx workbook, a
+Parquet file) may expand to at most :data:`EXPANSION_PER_UPLOAD` times the
+upload cap, and never past the expansion cap (:func:`table_cap`): compressed
+or not, a table holds at most one upload's worth, so a 1 MB gzip file cannot
+ask for more than a 200 MB upload could. Gzip is expanded in steps and
+stopped at the cap; the rows are counted while they are read. Reading one
+table (or one stack of text files) then peaks at most
+:data:`INTAKE_MEMORY_PER_UPLOAD` times the upload cap above the memory in use
+before the read, plus :data:`INTAKE_MEMORY_FLOOR_MB` for the reader's fixed
+buffers (``tests/test_intake_bounded.py`` measures it at small caps;
+``benchmarks/intake_memory.py`` at the defaults).
 
 **Counts.** Every whole number of work a CLI config, an options object or an
 app widget takes (replicates, refits, cases, draws, grid points, ...) is
@@ -52,7 +64,8 @@ from typing import Any, NamedTuple
 
 from .errors import fail, register_messages
 
-__all__ = ["COUNTS", "COUNT_FIELDS", "Count", "ENV_VARS", "Limits", "MIN_PARTITION_CLASS_ROWS"]
+__all__ = ["COUNTS", "COUNT_FIELDS", "Count", "ENV_VARS", "EXPANSION_PER_UPLOAD", "INTAKE_MEMORY_FLOOR_MB",
+           "INTAKE_MEMORY_PER_UPLOAD", "Limits", "MIN_PARTITION_CLASS_ROWS", "table_cap"]
 
 #: Fewest records of one class in a Transport source partition (train, calibration, selection, ID test) before
 #: the run warns that what is fitted or measured on that partition rests on too few records.
@@ -61,6 +74,42 @@ MIN_PARTITION_CLASS_ROWS = 20
 _MB = 1024 * 1024
 #: Hard ceiling of AUDIT_MAX_CUBE_K: 2**20 cells is about a million adjudications.
 _CUBE_K_CEILING = 20
+
+#: A compressed table may expand to at most this many times the upload cap (and never past the expansion cap).
+EXPANSION_PER_UPLOAD = 1
+#: Reading one table peaks at most this many times the upload cap above the memory in use before the read ...
+INTAKE_MEMORY_PER_UPLOAD = 12
+#: ... plus this many MB for the reader's fixed buffers (samples, chunks, the csv module's state).
+INTAKE_MEMORY_FLOOR_MB = 64
+
+
+def table_cap(upload_bytes: int, expansion_bytes: int) -> tuple[int, str]:
+    """The most bytes a compressed table may expand to, and the variable that sets it.
+
+    Parameters
+    ----------
+    upload_bytes, expansion_bytes : int
+        The upload cap and the expansion cap in bytes.
+
+    Returns
+    -------
+    cap : int
+        ``min(EXPANSION_PER_UPLOAD * upload_bytes, expansion_bytes)``.
+    variable : str
+        ``AUDIT_MAX_UPLOAD_MB`` when the upload cap binds (ties included), else ``AUDIT_MAX_EXPANSION_MB``.
+
+    Examples
+    --------
+    >>> table_cap(200 * 2**20, 2000 * 2**20)
+    (209715200, 'AUDIT_MAX_UPLOAD_MB')
+    >>> table_cap(200 * 2**20, 1 * 2**20)
+    (1048576, 'AUDIT_MAX_EXPANSION_MB')
+    """
+    by_upload = int(EXPANSION_PER_UPLOAD * upload_bytes)
+    if by_upload <= expansion_bytes:
+        return by_upload, "AUDIT_MAX_UPLOAD_MB"
+    return int(expansion_bytes), "AUDIT_MAX_EXPANSION_MB"
+
 
 #: field name -> (environment variable, default, minimum, maximum)
 ENV_VARS: dict[str, tuple[str, float, float, float]] = {
@@ -313,6 +362,11 @@ AUDIT_MAX_BOOTSTRAP (at most 10,000,000).
     @property
     def max_expansion_bytes(self) -> int:
         return int(self.max_expansion_mb * _MB)
+
+    @property
+    def max_table_bytes(self) -> int:
+        """The most a compressed table may expand to (:func:`table_cap`)."""
+        return table_cap(self.max_upload_bytes, self.max_expansion_bytes)[0]
 
     @property
     def max_matrix_bytes(self) -> int:

@@ -17,13 +17,13 @@ from typing import Any, Mapping
 import numpy as np
 import pandas as pd
 
-from audit_core.errors import fail, register_messages
+from audit_core.errors import excerpt, excerpts, fail, register_messages
 
 from .eligibility import EligibilityFilter
 from .roles import apply_role_overrides, infer_roles
-from .targets import TargetLabels, apply_targets, target_from_dict
+from .targets import TargetLabels, apply_targets, target_from_dict, value_mask
 
-__all__ = ["DatasetConfig", "AuditDataset", "build_dataset", "frame_fingerprint"]
+__all__ = ["DatasetConfig", "AuditDataset", "build_dataset", "frame_fingerprint", "mean_one_weights"]
 
 register_messages(
     {
@@ -40,7 +40,7 @@ register_messages(
         ),
         "DATASET_MISSING_KEY": "The record-key column {column!r} has {count} missing value(s).",
         "DATASET_DOMAIN_VALUES": (
-            "The domain column {column!r} has no rows with value {value!r}. Values present: {present}."
+            "The domain column {column!r} has no rows with value {value}. Values present: {present}."
         ),
     }
 )
@@ -162,7 +162,7 @@ class AuditDataset:
         col = self.config.domain_column
         if col is None:
             return np.ones(len(self.frame), dtype=bool)
-        return (self.frame[col] == value).to_numpy()
+        return value_mask(self.frame[col], value)
 
 
 def _check_columns(frame: pd.DataFrame, cfg: DatasetConfig) -> None:
@@ -190,8 +190,33 @@ def _weights(frame: pd.DataFrame, col: str | None) -> np.ndarray:
         raise fail("DATASET_BAD_WEIGHTS", column=col, problem=f"has {int(np.isnan(w).sum())} missing value(s)")
     if not np.isfinite(w).all() or (w < 0).any():
         raise fail("DATASET_BAD_WEIGHTS", column=col, problem="has negative or infinite values")
-    if w.sum() <= 0:
+    if not (w > 0).any():
         raise fail("DATASET_BAD_WEIGHTS", column=col, problem="sums to zero")
+    return mean_one_weights(w)
+
+
+def mean_one_weights(w: np.ndarray) -> np.ndarray:
+    """Finite non-negative weights, not all zero, scaled to mean 1.
+
+    Scaled by the largest first: weights near the float maximum would sum to
+    infinity, and dividing by an infinite mean would make every weight 0.
+
+    Parameters
+    ----------
+    w : numpy.ndarray of float, shape (n,)
+
+    Returns
+    -------
+    numpy.ndarray of float, shape (n,)
+
+    Examples
+    --------
+    >>> mean_one_weights(np.array([1e308, 1e308, 1e308])).tolist()
+    [1.0, 1.0, 1.0]
+    >>> mean_one_weights(np.array([1.0, 3.0])).tolist()
+    [0.5, 1.5]
+    """
+    w = w / w.max()
     return w / w.mean()
 
 
@@ -240,9 +265,10 @@ def build_dataset(frame: pd.DataFrame, config: DatasetConfig) -> AuditDataset:
     frame = frame.reset_index(drop=True)
     for col, value in (("source", config.source_domain), ("target", config.target_domain)):
         if config.domain_column is not None and value is not None:
-            if not (frame[config.domain_column] == value).any():
-                present = ", ".join(map(repr, frame[config.domain_column].dropna().unique()[:10]))
-                raise fail("DATASET_DOMAIN_VALUES", column=config.domain_column, value=value, present=present)
+            if not value_mask(frame[config.domain_column], value).any():
+                present = excerpts([v.item() if isinstance(v, np.generic) else v
+                                    for v in frame[config.domain_column].dropna().unique()])
+                raise fail("DATASET_DOMAIN_VALUES", column=config.domain_column, value=excerpt(value), present=present)
     labels = apply_targets(definitions, frame)
     excluded = set().union(*(set(d.columns) for d in definitions))
     excluded |= {

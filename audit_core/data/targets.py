@@ -43,6 +43,7 @@ __all__ = [
     "TargetDefinition",
     "target_from_dict",
     "apply_targets",
+    "value_mask",
 ]
 
 #: Largest number of classes of a multi-class target.
@@ -202,6 +203,46 @@ def _py(v: Any) -> Any:
     return v.item() if isinstance(v, np.generic) else v
 
 
+def _text_form(v: Any) -> str:
+    """A value as a person writes it: ``2019`` for the integer or the float 2019.0, ``yes`` for "yes"."""
+    v = _py(v)
+    if isinstance(v, float) and v.is_integer():
+        return str(int(v))
+    return str(v)
+
+
+def value_mask(values: pd.Series, value: Any) -> np.ndarray:
+    """Rows of ``values`` equal to ``value``, or, when none is equal, those that read the same as text.
+
+    A config or a form gives a value as text or as a number, whatever the
+    column's type: ``positive: "1"`` on a 0/1 integer column, or a domain
+    ``2019`` on a column of year strings, means the value written that way.
+
+    Parameters
+    ----------
+    values : pandas.Series, shape (n,)
+    value : str, int, float or bool
+
+    Returns
+    -------
+    numpy.ndarray of bool, shape (n,)
+
+    Examples
+    --------
+    >>> value_mask(pd.Series([0, 1, 1]), "1").tolist()
+    [False, True, True]
+    >>> value_mask(pd.Series(["2019", "2020"]), 2019).tolist()
+    [True, False]
+    """
+    obj = values.astype(object)
+    hit = np.asarray(obj == value, dtype=bool)
+    if hit.any():
+        return hit
+    wanted = _text_form(value)
+    same = [u for u in pd.unique(obj.dropna()) if _text_form(u) == wanted]
+    return obj.isin(same).to_numpy(dtype=bool) if same else hit
+
+
 def _binary(name: str, definition: str, hit: np.ndarray, class_names: tuple[str, str]) -> TargetLabels:
     y = hit.astype(np.int64)
     if y.min() == y.max():
@@ -295,7 +336,7 @@ class ClassTarget:
         obj = s.astype(object)
         values = [_py(v) for v in pd.unique(obj)]
         if self.positive is not None:
-            hit = np.asarray(obj == self.positive, dtype=bool)
+            hit = value_mask(obj, self.positive)
             if not hit.any():
                 raise fail("TARGET_UNKNOWN_CLASS", name=self.name, positive=excerpt(self.positive),
                            column=self.column, values=excerpts(_sorted(values)))

@@ -94,7 +94,7 @@ def _check_zip_expansion(data: bytes, name: str) -> None:
     cap = Limits.from_env().max_expansion_mb * 1024 * 1024
     if expanded > cap:
         raise fail("DECOMPRESSION_CAP", name=name, size_mb=expanded / 2**20, cap_mb=cap / 2**20,
-                   ratio=expanded / max(len(data), 1))
+                   cap_name="decompression cap", var="AUDIT_MAX_EXPANSION_MB", ratio=expanded / max(len(data), 1))
 
 
 def load_skops(data: bytes, *, name: str, table_columns: list[str]) -> FittedModel:

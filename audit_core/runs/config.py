@@ -411,7 +411,7 @@ def _read_file(path: Path, data: Mapping[str, Any], where: str, base: Path) -> L
         Limits.from_env(),
         delimiter=data.get("delimiter"),
         encoding=data.get("encoding"),
-        sheet=data.get("sheet", 0),
+        sheet=data.get("sheet"),
         na_values=tuple(data.get("na_values") or ()),
     )
     # Files without a table extension (e.g. UCI's ``.data``) are read as CSV.

@@ -33,7 +33,7 @@ from typing import Callable, Mapping
 import numpy as np
 import pandas as pd
 
-from audit_core.data.dataset import frame_fingerprint
+from audit_core.data.dataset import frame_fingerprint, mean_one_weights
 from audit_core.data.eligibility import EligibilityFilter
 from audit_core.data.preprocess import category_text
 from audit_core.data.targets import apply_targets
@@ -250,9 +250,9 @@ class TransportAudit:
             w = None
             if c.weight_column:
                 w = pd.to_numeric(frame[c.weight_column], errors="coerce").to_numpy(dtype=float)
-                if not np.isfinite(w).all() or (w < 0).any() or w.sum() <= 0:
+                if not np.isfinite(w).all() or (w < 0).any() or not (w > 0).any():
                     raise _bad("weight_column", f"{c.weight_column!r} must hold finite non-negative numbers")
-                w = w / w.mean()
+                w = mean_one_weights(w)
             prepared.append((frame, {k: np.asarray(v.y) for k, v in labels.items()}, w))
         (self._src, self._ysrc, self._wsrc), (self._tgt, self._ytgt, self._wtgt) = prepared
         self._keys = self._src[c.key_column].to_numpy() if c.key_column else np.arange(len(self._src))

@@ -1,4 +1,4 @@
-"""The checks every table passes, whatever its format: header, shape, decompression, missing, inf, mixed types."""
+"""The checks every table passes, whatever its format: header, shape, missing, inf, mixed types."""
 from __future__ import annotations
 
 import numpy as np
@@ -6,12 +6,12 @@ import pandas as pd
 
 from audit_core.errors import fail
 
-from .options import MB, ReadOptions
+from .options import ReadOptions
 from .report import CANDIDATE_MISSING_CODES
 
 _CODES = frozenset(CANDIDATE_MISSING_CODES)
 
-__all__ = ["check_header", "check_expansion", "check_table"]
+__all__ = ["check_header", "check_table"]
 
 
 def check_header(header: list[str], name: str, max_columns: int) -> None:
@@ -29,18 +29,15 @@ def check_header(header: list[str], name: str, max_columns: int) -> None:
         raise fail("DUPLICATE_COLUMNS", name=name, columns=", ".join(repr(c) for c in dupes[:10]))
 
 
-def check_expansion(expanded: int, packed: int, name: str, opts: ReadOptions) -> None:
-    if expanded > opts.max_expansion_bytes:
-        raise fail(
-            "DECOMPRESSION_CAP",
-            name=name,
-            size_mb=expanded / MB,
-            cap_mb=opts.max_expansion_bytes / MB,
-            ratio=expanded / max(packed, 1),
-        )
-
-
 def _mixed_type_problem(col: str, s: pd.Series, codes_reported: bool) -> None:
+    if isinstance(s.dtype, pd.StringDtype):
+        # Distinct values and their counts, without a copy of the column.
+        counts = s.value_counts(sort=False)
+        if codes_reported:  # candidate missing codes among numbers are proposed, not refused
+            counts = counts[~counts.index.isin(_CODES)]
+        if not counts.empty:
+            _mostly_numbers(col, counts, s)
+        return
     nonnull = s.dropna()
     if codes_reported:
         # Candidate missing codes among numbers are proposed in the read report, not refused.
@@ -66,19 +63,24 @@ def _mixed_type_problem(col: str, s: pd.Series, codes_reported: bool) -> None:
         if not (kinds <= numeric_kinds | {str, bool, np.bool_}):
             raise fail("UNSUPPORTED_DTYPE", column=col, dtype=", ".join(sorted(k.__name__ for k in kinds))[:80])
     if pd.api.types.is_string_dtype(s.dtype) or s.dtype == object:
-        # Parse each distinct value once: a text column repeats its values.
-        counts = nonnull.astype(str).value_counts(sort=False)
-        parsed = pd.to_numeric(pd.Series(counts.index, dtype=object), errors="coerce").to_numpy()
-        is_num = ~pd.isna(parsed)
-        n_num = int(counts.to_numpy()[is_num].sum())
-        n_text = len(nonnull) - n_num
-        # A column that is mostly numbers with a few text cells is a typed
-        # column with stray codes; mostly text with some numeric-looking
-        # labels (e.g. "1", "2", "other") is an honest categorical column.
-        if n_num > 0 and n_text > 0 and n_num >= 0.8 * len(nonnull):
-            first_text = set(counts.index[~is_num])
-            example = next(v for v in nonnull.astype(str) if v in first_text)
-            raise fail("MIXED_TYPES", column=col, n_numeric=n_num, n_text=n_text, example=example[:40])
+        nonnull = nonnull.astype(str)
+        _mostly_numbers(col, nonnull.value_counts(sort=False), nonnull)
+
+
+def _mostly_numbers(col: str, counts: pd.Series, s: pd.Series) -> None:
+    """Refuse a column of text cells that are mostly numbers (``counts``: distinct value -> cells)."""
+    # Parse each distinct value once: a text column repeats its values.
+    parsed = pd.to_numeric(pd.Series(counts.index, dtype=object), errors="coerce").to_numpy()
+    is_num = ~pd.isna(parsed)
+    total = int(counts.sum())
+    n_num = int(counts.to_numpy()[is_num].sum())
+    n_text = total - n_num
+    # A column that is mostly numbers with a few text cells is a typed
+    # column with stray codes; mostly text with some numeric-looking
+    # labels (e.g. "1", "2", "other") is an honest categorical column.
+    if n_num > 0 and n_text > 0 and n_num >= 0.8 * total:
+        first_text = s[s.isin(set(counts.index[~is_num]))]
+        raise fail("MIXED_TYPES", column=col, n_numeric=n_num, n_text=n_text, example=str(first_text.iloc[0])[:40])
 
 
 def check_table(
@@ -109,8 +111,8 @@ def check_table(
     check_header([str(c) for c in frame.columns], name, opts.max_columns)
     if frame.shape[0] == 0:
         raise fail("NO_ROWS", name=name)
-    if frame.shape[0] > opts.max_rows:
-        raise fail("TOO_MANY_ROWS", name=name, n_rows=frame.shape[0], cap=opts.max_rows)
+    if frame.shape[0] > opts.max_rows:  # a frame handed in whole (the readers stop at the cap themselves)
+        raise fail("TOO_MANY_ROWS", name=name, n_rows=f"{frame.shape[0]:,}", cap=opts.max_rows)
     # set_axis returns a new frame: the caller's frame keeps its column labels.
     frame = frame.set_axis([str(c) for c in frame.columns], axis=1)
     dropped: list[str] = []

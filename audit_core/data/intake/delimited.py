@@ -3,6 +3,11 @@
 Every cell is read as text first (no type guessing, no NA list), so that
 leading zeros survive and nothing becomes missing unless it is blank or
 declared; :mod:`.values` types the columns afterwards.
+
+The text is never held as one decoded string: the encoding, delimiter and
+header are decided on the start of the file, the ragged-row check streams the
+records (counting them against the row cap, :mod:`.bounded`), and the parser
+reads the bytes itself, asked for no more rows than the cap allows.
 """
 from __future__ import annotations
 
@@ -14,15 +19,19 @@ import pandas as pd
 
 from audit_core.errors import fail
 
+from .bounded import check_rows, row_limit
 from .checks import check_header
+from .encoding import decide_encoding
 from .header import decide_header, generated_names
-from .options import MB, ReadOptions
+from .options import ReadOptions
 from .report import DELIMITER_NAMES
-from .sniff import WHITESPACE, decode_text, sniff_delimiter, split_line
+from .sniff import WHITESPACE, sniff_delimiter, split_line
 
 __all__ = ["TextCells", "read_text_cells", "column_names"]
 
 _SAMPLE_ROWS = 200
+#: Text parsed at a time (bytes, estimated from the sample's line length).
+_PARSE_BYTES = 4 * 1024 * 1024
 
 
 @dataclass(frozen=True)
@@ -37,6 +46,8 @@ class TextCells:
     has_header : bool
     names_source : {"file", "generated", "given"}
     encoding_note, delimiter_note, header_note : str
+    encoding_warning : tuple of (code, message) or None
+        ``READ_ENCODING`` when a non-UTF-8 encoding was decided (see :mod:`.encoding`).
     """
 
     frame: pd.DataFrame
@@ -47,6 +58,7 @@ class TextCells:
     encoding_note: str
     delimiter_note: str
     header_note: str
+    encoding_warning: tuple[str, str] | None = None
 
 
 def column_names(first_row: list[str], has_header: bool, opts: ReadOptions, name: str) -> tuple[list[str], str]:
@@ -65,8 +77,7 @@ def column_names(first_row: list[str], has_header: bool, opts: ReadOptions, name
     return names, source
 
 
-def _sample_rows(text: str, delim: str, name: str) -> list[list[str]]:
-    sample = text[: 4 * MB]
+def _sample_rows(sample: str, delim: str, name: str) -> list[list[str]]:
     try:
         if delim == WHITESPACE:
             rows = (split_line(line, delim) for line in sample.splitlines())
@@ -94,18 +105,19 @@ def read_text_cells(data: bytes, name: str, opts: ReadOptions) -> TextCells:
         ``BAD_ENCODING``, ``NO_COLUMNS``, ``UNPARSEABLE``, ``CSV_RAGGED``,
         ``COLUMN_NAMES_COUNT`` and the header checks.
     """
-    text, enc, enc_note = decode_text(data, name, opts.encoding)
-    if text.strip() == "":
+    enc = decide_encoding(data, name, opts.encoding)
+    sample = enc.sample
+    if sample.strip() == "":
         raise fail("NO_COLUMNS", name=name)
     if opts.delimiter:
         delim = opts.delimiter
         delim_note = f"Delimiter: {DELIMITER_NAMES.get(delim, repr(delim))}, as chosen in Read options."
     else:
-        delim, delim_note = sniff_delimiter(text, name)
+        delim, delim_note = sniff_delimiter(sample, name)
     # A single long text cell is legitimate up to the upload cap (the csv
     # module's default field limit is 128 KiB).
     csv.field_size_limit(max(csv.field_size_limit(), min(opts.max_bytes, 2**31 - 1)))
-    rows = _sample_rows(text, delim, name)
+    rows = _sample_rows(sample, delim, name)
     if not rows:
         raise fail("NO_COLUMNS", name=name)
     has_header, header_note = decide_header(rows, opts.header)
@@ -114,10 +126,33 @@ def read_text_cells(data: bytes, name: str, opts: ReadOptions) -> TextCells:
         header_note += f" Columns named col_1 … col_{len(names)}."
     elif source == "given":
         header_note += " Column names as given in Read options."
-    _check_ragged(text, name, delim, len(names))
+    _check_records(data, enc.codec, name, delim, len(names), has_header, opts)
+    frame = _parse(data, enc.codec, name, delim, has_header, sample, opts)
+    if frame.shape[1] != len(names):
+        raise fail("CSV_RAGGED", name=name, detail=f"{frame.shape[1]} field(s) per row, the first line has {len(names)}")
+    if has_header:
+        frame = frame.iloc[1:].reset_index(drop=True)
+    frame.columns = names
+    return TextCells(frame=frame, encoding=enc.codec, delimiter=delim, has_header=has_header, names_source=source,
+                     encoding_note=enc.note, delimiter_note=delim_note, header_note=header_note,
+                     encoding_warning=enc.warning)
+
+
+def _parse(data: bytes, codec: str, name: str, delim: str, has_header: bool, sample: str,
+           opts: ReadOptions) -> pd.DataFrame:
+    """Every cell as text, parsed in chunks of about :data:`_PARSE_BYTES` of text and counted against the row cap.
+
+    pandas builds each chunk's cells as Python strings before storing them
+    compactly; in chunks, those intermediates stay the size of one chunk.
+    """
+    lines = sample.count("\n") or 1
+    per_chunk = max(1_000, int(_PARSE_BYTES * lines / max(len(sample), 1)))
+    chunks: list[pd.DataFrame] = []
+    n_rows = -1 if has_header else 0
     try:
-        frame = pd.read_csv(
-            io.StringIO(text),
+        with pd.read_csv(
+            io.BytesIO(data),
+            encoding=codec,
             sep=r"\s+" if delim == WHITESPACE else delim,
             header=None,
             dtype=str,
@@ -125,49 +160,64 @@ def read_text_cells(data: bytes, name: str, opts: ReadOptions) -> TextCells:
             na_filter=False,
             skipinitialspace=True,
             skip_blank_lines=True,
-            low_memory=False,
-        )
+            nrows=row_limit(opts) + has_header,
+            chunksize=per_chunk,
+        ) as reader:
+            for chunk in reader:
+                chunks.append(chunk)
+                n_rows += len(chunk)
+                check_rows(n_rows, name, opts)
     except pd.errors.ParserError as exc:
         raise fail("CSV_RAGGED", name=name, detail=str(exc).strip()[:200]) from None
     except (pd.errors.EmptyDataError, ValueError, csv.Error) as exc:
         raise fail("UNPARSEABLE", name=name, fmt="CSV", detail=str(exc).strip()[:200]) from None
-    if frame.shape[1] != len(names):
-        raise fail("CSV_RAGGED", name=name, detail=f"{frame.shape[1]} field(s) per row, the first line has {len(names)}")
-    if has_header:
-        frame = frame.iloc[1:].reset_index(drop=True)
-    frame.columns = names
-    return TextCells(frame=frame, encoding=enc, delimiter=delim, has_header=has_header, names_source=source,
-                     encoding_note=enc_note, delimiter_note=delim_note, header_note=header_note)
+    if len(chunks) == 1:
+        return chunks[0]
+    # Column by column, each chunk's column freed once joined: the text is held about once, not twice.
+    columns = {col: pd.concat([chunk.pop(col) for chunk in chunks], ignore_index=True)
+               for col in list(chunks[0].columns)}
+    return pd.DataFrame(columns, copy=False)
 
 
-def _check_ragged(text: str, name: str, delim: str, n_header: int) -> None:
-    """Refuse rows whose field count differs from the first line's.
+def _check_records(data: bytes, codec: str, name: str, delim: str, n_header: int, has_header: bool,
+                   opts: ReadOptions) -> None:
+    """Stream the records: refuse a ragged row, and stop at the row cap (:func:`.bounded.check_rows`).
 
     pandas alone would silently pad short rows with missing values and, when
     every data row has one extra field, silently turn the first column into
     the index. Blank and whitespace-only lines are skipped, as pandas does.
     """
+    text = io.TextIOWrapper(io.BytesIO(data), encoding=codec, newline=None if delim == WHITESPACE else "")
+    n_rows = -1 if has_header else 0  # the header line is not a row
     if delim == WHITESPACE:
-        for i, line in enumerate(text.splitlines(), start=1):
+        for i, line in enumerate(text, start=1):
             n = len(split_line(line, delim))
-            if n not in (0, n_header):
+            if n == 0:
+                continue
+            if n != n_header:
                 raise fail("CSV_RAGGED", name=name,
                            detail=f"line {i} has {n} field(s), the first line has {n_header}")
+            n_rows += 1
+            if n_rows > opts.max_rows:
+                check_rows(n_rows, name, opts)
         return
-    reader = csv.reader(io.StringIO(text, newline=""), delimiter=delim)
+    reader = csv.reader(text, delimiter=delim)
     try:
         first = True
         for row in reader:
+            n = len(row)
+            if n == 0 or (n == 1 and row[0].strip() == ""):
+                continue
             if first:
                 first = False
-                continue
-            n = len(row)
-            if n == n_header or n == 0 or (n == 1 and row[0].strip() == ""):
-                continue
-            raise fail(
-                "CSV_RAGGED",
-                name=name,
-                detail=f"line {reader.line_num} has {n} field(s), the first line has {n_header}",
-            )
+            elif n != n_header:
+                raise fail(
+                    "CSV_RAGGED",
+                    name=name,
+                    detail=f"line {reader.line_num} has {n} field(s), the first line has {n_header}",
+                )
+            n_rows += 1
+            if n_rows > opts.max_rows:
+                check_rows(n_rows, name, opts)
     except csv.Error as exc:
         raise fail("UNPARSEABLE", name=name, fmt="CSV", detail=str(exc).strip()[:200]) from None

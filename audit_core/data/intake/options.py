@@ -33,8 +33,9 @@ register_messages(
         "NOT_A_TABLE": "{name!r} is {what}, not a table. {hint}",
         "GZIP_CAP": (
             "{name!r} is gzip-compressed ({packed_mb:.2f} MB) and expands to more than the {cap_mb:.1f} MB "
-            "decompression cap. Refused as a possible decompression bomb; raise the cap (environment variable "
-            "AUDIT_MAX_EXPANSION_MB) only for a file you trust."
+            "{cap_name} (a compressed table may expand to at most the upload cap, and at most the decompression "
+            "cap); it was stopped there. Refused as a possible decompression bomb; raise the cap (environment "
+            "variable {var}) only for a file you trust."
         ),
         "EXCEL_SHEET_EMPTY": (
             "Sheet {sheet!r} of {name!r} is empty. Sheets with data: {sheets}. Choose one of them as the sheet."
@@ -75,13 +76,18 @@ register_messages(
             "or raise the cap (environment variable AUDIT_MAX_COLUMNS)."
         ),
         "TOO_MANY_ROWS": (
-            "{name!r} has {n_rows:,} rows, over the cap of {cap:,}. Sample the file, "
+            "{name!r} has {n_rows} rows, over the cap of {cap:,}. Sample the file, "
             "or raise the cap (environment variable AUDIT_MAX_ROWS)."
         ),
         "DECOMPRESSION_CAP": (
-            "{name!r} would expand to {size_mb:.1f} MB, over the {cap_mb:.1f} MB decompression cap "
+            "{name!r} would expand to {size_mb:.1f} MB, over the {cap_mb:.1f} MB {cap_name} "
             "(ratio {ratio:.0f}:1). Refused as a possible decompression bomb; "
-            "raise the cap (environment variable AUDIT_MAX_EXPANSION_MB) only for a file you trust."
+            "raise the cap (environment variable {var}) only for a file you trust."
+        ),
+        "STACK_TOO_LARGE": (
+            "Stacked with the files before it, {name!r} brings the text to {size_mb:.1f} MB, over the "
+            "{cap_mb:.1f} MB {cap_name}: a stack of files may hold at most one table's worth. Stack fewer files, "
+            "or raise the cap (environment variable {var})."
         ),
         "ALL_MISSING_COLUMN": (
             "Column {column!r} is entirely missing. Drop it (tick 'drop all-missing columns') or fix the file."
@@ -137,9 +143,10 @@ class ReadOptions:
     max_bytes : int
         Upload size cap in bytes.
     max_columns, max_rows : int
-        Shape caps.
+        Shape caps; rows are counted while they are read.
     max_expansion_bytes : int
-        Cap on the uncompressed size of an xlsx or Parquet file.
+        Cap on the uncompressed size of a gzip, xlsx or Parquet file; the cap in force is the
+        smaller of this and the upload cap (:func:`audit_core.limits.table_cap`).
     drop_all_missing : bool
         Drop entirely-missing columns instead of refusing them.
     inf_as_missing : bool

@@ -7,7 +7,8 @@ import pandas as pd
 
 from audit_core.errors import AuditInputError, fail
 
-from .checks import check_expansion, check_header
+from .bounded import check_expansion, check_rows
+from .checks import check_header
 from .options import ReadOptions
 
 __all__ = ["read_parquet"]
@@ -22,8 +23,7 @@ def read_parquet(data: bytes, name: str, opts: ReadOptions) -> pd.DataFrame:
         meta = pf.metadata
         if meta.num_columns > opts.max_columns:
             raise fail("TOO_MANY_COLUMNS", name=name, n_columns=meta.num_columns, cap=opts.max_columns)
-        if meta.num_rows > opts.max_rows:
-            raise fail("TOO_MANY_ROWS", name=name, n_rows=meta.num_rows, cap=opts.max_rows)
+        check_rows(meta.num_rows, name, opts, complete=True)
         # The declared page sizes understate the memory of dictionary/RLE
         # encoded columns (50,000 zeros declare ~256 bytes), so also count at
         # least 8 bytes per cell once loaded: a lower bound for every dtype.

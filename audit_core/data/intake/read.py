@@ -16,13 +16,14 @@ import pandas as pd
 
 from audit_core.errors import fail
 
+from .bounded import TextBudget, check_rows, expand, release_freed_memory
 from .checks import check_table
 from .delimited import TextCells, read_text_cells
 from .excel import read_excel
 from .options import MB, LoadedTable, ReadOptions, TableFormat
 from .parquet import read_parquet
 from .report import ReadReport, note
-from .sniff import detect_format, expand
+from .sniff import detect_format
 from .values import apply_missing, propose_missing, trim_cells, type_columns
 
 __all__ = ["read_table", "read_tables", "read_path"]
@@ -51,13 +52,20 @@ def _check_codes_columns(frame: pd.DataFrame, name: str, opts: ReadOptions) -> N
 
 
 def _finish(
-    frame: pd.DataFrame, *, name: str, fmt: TableFormat, opts: ReadOptions, base: dict
+    owned: list[pd.DataFrame], *, name: str, fmt: TableFormat, opts: ReadOptions, base: dict
 ) -> tuple[pd.DataFrame, tuple[str, ...], ReadReport]:
-    """The steps every format shares; ``base`` holds the format's own report fields."""
+    """The steps every format shares; ``base`` holds the format's own report fields.
+
+    ``owned`` holds the parsed frame and is emptied: with the caller's
+    reference gone, each step replaces the text columns it changes and the
+    old ones are freed at once (part of the intake's memory bound).
+    """
+    frame = owned.pop()
     _check_codes_columns(frame, name, opts)
     frame, stripped = trim_cells(frame)
     frame, applied = apply_missing(frame, na_values=tuple(opts.na_values), missing_codes=tuple(opts.missing_codes))
     proposals = propose_missing(frame)
+    release_freed_memory()
     conversions: tuple = ()
     warnings: list = list(base.pop("warnings", ()))
     if fmt in ("csv", "excel"):
@@ -79,6 +87,8 @@ def _finish(
 
 def _text_base(cells: TextCells, name: str, compression: str | None) -> dict:
     warnings = []
+    if cells.encoding_warning is not None:
+        warnings.append(cells.encoding_warning)
     if cells.frame.shape[1] == 1 and cells.frame.shape[0] >= 1:
         warnings.append(note("READ_SINGLE_COLUMN", name=name))
     return dict(
@@ -135,16 +145,19 @@ def read_table(data: bytes, *, name: str, options: ReadOptions | None = None) ->
     if fmt == "csv":
         cells = read_text_cells(data, name, opts)
         enc, delim = cells.encoding, cells.delimiter
-        frame, base = cells.frame, _text_base(cells, name, compression)
+        owned, base = [cells.frame], _text_base(cells, name, compression)
+        del cells
     elif fmt == "parquet":
-        frame, base = read_parquet(data, name, opts), dict(compression=compression, names="file")
+        owned, base = [read_parquet(data, name, opts)], dict(compression=compression, names="file")
     else:
         book = read_excel(data, name, opts)
-        frame = book.frame
+        owned = [book.frame]
         base = dict(compression=compression, header=book.has_header, header_note=book.header_note,
-                    names=book.names_source, sheet=book.sheet,
+                    names=book.names_source, sheet=book.sheet, sheet_note=book.sheet_note, warnings=book.warnings,
                     sheets=tuple((s.name, s.n_rows, s.n_columns) for s in book.sheets))
-    frame, dropped, report = _finish(frame, name=name, fmt=fmt, opts=opts, base=base)
+        del book
+    del data  # expanded text: not needed once parsed
+    frame, dropped, report = _finish(owned, name=name, fmt=fmt, opts=opts, base=base)
     return LoadedTable(
         frame=frame,
         name=name,
@@ -222,6 +235,7 @@ def read_tables(
     parts: list[TextCells] = []
     digest = hashlib.sha256()
     total = 0
+    budget = TextBudget(opts)
     for data, name in files:
         if name in seen:
             raise fail("MULTI_FILE_DUPLICATE", name=name)
@@ -230,6 +244,7 @@ def read_tables(
         total += len(data)
         digest.update(name.encode() + b"\0" + hashlib.sha256(data).digest())
         expanded, compression = expand(data, name, opts)
+        budget.take(len(expanded), name)
         fmt = detect_format(expanded, _inner_name(name, compression))
         if fmt != "csv":
             raise fail("MULTI_FILE_FORMAT", name=name, fmt={"parquet": "a Parquet file", "excel": "an Excel workbook"}[fmt])
@@ -237,21 +252,24 @@ def read_tables(
         if parts:
             _same_columns(list(parts[0].frame.columns), list(cells.frame.columns), name, files[0][1])
         parts.append(cells)
+        check_rows(sum(len(p.frame) for p in parts), f"{files[0][1]} (+{len(parts) - 1} files)", opts)
     names = [n for _, n in files]
     column = _unique_column(list(parts[0].frame.columns), source_column)
-    stacked = pd.concat(
-        [p.frame.assign(**{column: n}) for p, n in zip(parts, names)], ignore_index=True
-    )
     first = parts[0]
     base = _text_base(first, names[0], None)
+    base["warnings"] += tuple(p.encoding_warning for p in parts[1:] if p.encoding_warning is not None)
     base.update(sources=tuple((n, len(p.frame)) for p, n in zip(parts, names)), source_column=column)
     if any(p.has_header != first.has_header for p in parts):
         base["header_note"] = "First row: " + "; ".join(
             f"{n} {'header' if p.has_header else 'data'}" for p, n in zip(parts, names)) + "."
-    label = f"{names[0]} (+{len(names) - 1} files)"
-    frame, dropped, report = _finish(stacked, name=label, fmt="csv", opts=opts, base=base)
     encodings = {p.encoding for p in parts}
     delimiters = {p.delimiter for p in parts}
+    frames = [p.frame.assign(**{column: n}) for p, n in zip(parts, names)]
+    del parts, first, cells, expanded  # the stacked frame is then the only copy of the cells
+    owned = [pd.concat(frames, ignore_index=True)]
+    del frames
+    label = f"{names[0]} (+{len(names) - 1} files)"
+    frame, dropped, report = _finish(owned, name=label, fmt="csv", opts=opts, base=base)
     return LoadedTable(
         frame=frame,
         name=label,

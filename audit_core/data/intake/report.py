@@ -97,6 +97,8 @@ class ReadReport:
         Where the column names came from.
     sheet : str or None
         The Excel sheet read; ``sheets`` lists every sheet with its shape.
+    sheet_note : str
+        Why that sheet (the first with a table, and the sheets passed over; or the user's choice).
     sources : tuple of (str, int)
         For stacked uploads: each file and its number of rows.
     source_column : str or None
@@ -110,7 +112,8 @@ class ReadReport:
     conversions : tuple of (column, description)
         Text read as numbers in a non-default way (decimal comma, thousands separators).
     warnings : tuple of (code, message)
-        Declared warnings (single column, ambiguous numbers, keys kept as text).
+        Declared warnings (a non-UTF-8 encoding and the characters it decoded, merged Excel ranges
+        filled, single column, ambiguous numbers, keys kept as text).
     """
 
     compression: str | None = None
@@ -120,6 +123,7 @@ class ReadReport:
     header_note: str = ""
     names: str = "file"
     sheet: str | None = None
+    sheet_note: str = ""
     sheets: tuple[tuple[str, int, int], ...] = ()
     sources: tuple[tuple[str, int], ...] = ()
     source_column: str | None = None
@@ -143,7 +147,8 @@ class ReadReport:
             out.append(f"The file is {self.compression}-compressed; it was expanded before reading.")
         if self.sheet is not None:
             others = [f"{n!r} ({r:,} × {c:,})" for n, r, c in self.sheets if n != self.sheet]
-            out.append(f"Read sheet {self.sheet!r}" + (f"; other sheets: {', '.join(others)}." if others else "."))
+            why = f" ({self.sheet_note})" if self.sheet_note else ""
+            out.append(f"Read sheet {self.sheet!r}{why}" + (f"; other sheets: {', '.join(others)}." if others else "."))
         for text in (self.encoding_note, self.delimiter_note, self.header_note):
             if text:
                 out.append(text)

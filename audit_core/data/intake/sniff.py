@@ -1,31 +1,27 @@
-"""Telling a file's format, compression, text encoding and delimiter apart, by content.
+"""Telling a file's format and a text's delimiter apart, by content.
 
 The file name's extension is only a hint: UCI's ``adult.data`` or
-``SouthGermanCredit.asc`` are delimited text whatever they are called, and a
-gzip file named ``.csv`` is recognised by its magic bytes and expanded (under
-the decompression cap) instead of being parsed as ragged text.
+``SouthGermanCredit.asc`` are delimited text whatever they are called (a gzip
+file named ``.csv`` is expanded first, by :mod:`.bounded`). The text encoding
+is decided in :mod:`.encoding`.
 """
 from __future__ import annotations
 
 import csv
-import gzip
 import io
 import zipfile
-import zlib
 from collections import Counter
 from pathlib import Path
 
 from audit_core.errors import fail
 
-from .options import MB, ReadOptions, TableFormat
+from .options import TableFormat
 from .report import DELIMITER_NAMES
 
-__all__ = ["expand", "detect_format", "decode_text", "sniff_delimiter", "split_line", "WHITESPACE"]
+__all__ = ["detect_format", "sniff_delimiter", "split_line", "utf16_without_bom", "WHITESPACE"]
 
 #: The delimiter value meaning "runs of spaces or tabs".
 WHITESPACE = " "
-
-_CHUNK = 1 * MB
 
 # magic bytes -> (what it is, what to do)
 _BINARY = (
@@ -43,34 +39,7 @@ _BINARY = (
 )
 
 
-def expand(data: bytes, name: str, opts: ReadOptions) -> tuple[bytes, str | None]:
-    """Expand a gzip upload under the decompression cap; other bytes pass unchanged.
-
-    Returns
-    -------
-    data : bytes
-    compression : "gzip" or None
-    """
-    if data[:2] != b"\x1f\x8b":
-        return data, None
-    out = io.BytesIO()
-    try:
-        with gzip.GzipFile(fileobj=io.BytesIO(data)) as g:
-            while chunk := g.read(_CHUNK):
-                out.write(chunk)
-                if out.tell() > opts.max_expansion_bytes:  # stop here: the rest is never expanded
-                    raise fail("GZIP_CAP", name=name, packed_mb=len(data) / MB, cap_mb=opts.max_expansion_bytes / MB)
-    except (OSError, EOFError, zlib.error) as exc:  # AuditInputError is not among these
-        raise fail("UNPARSEABLE", name=name, fmt="gzip", detail=str(exc).strip()[:200] or "truncated") from None
-    expanded = out.getvalue()
-    if not expanded:
-        raise fail("EMPTY_FILE", name=name)
-    if expanded[:2] == b"\x1f\x8b":
-        raise fail("NOT_A_TABLE", name=name, what="gzip-compressed twice", hint="Decompress it once and upload the result.")
-    return expanded, "gzip"
-
-
-def _utf16_without_bom(data: bytes) -> str | None:
+def utf16_without_bom(data: bytes) -> str | None:
     """``"utf-16-le"`` / ``"utf-16-be"`` when zero bytes sit at every other position."""
     sample = data[:4096]
     sample = sample[: len(sample) - len(sample) % 2]
@@ -131,7 +100,7 @@ def detect_format(data: bytes, name: str) -> TableFormat:
     if data[:1] == b"\x80" and data[1:2] in (b"\x02", b"\x03", b"\x04", b"\x05"):
         raise fail("NOT_A_TABLE", name=name, what="a Python pickle (never opened here)",
                    hint="Export the table as CSV or Parquet.")
-    if data.startswith((b"\xff\xfe", b"\xfe\xff")) or _utf16_without_bom(data):
+    if data.startswith((b"\xff\xfe", b"\xfe\xff")) or utf16_without_bom(data):
         return "csv"
     head = data[:65536]
     if b"\x00" in head:
@@ -142,93 +111,6 @@ def detect_format(data: bytes, name: str) -> TableFormat:
     if start.startswith((b"<?xml", b"<!doctype", b"<html")):
         raise fail("UNKNOWN_FORMAT", name=name, what="an HTML or XML document")
     return "csv"
-
-
-_MULTIBYTE_GUESSES = frozenset(
-    {"big5", "big5hkscs", "cp932", "cp949", "cp950", "gb2312", "gb18030", "gbk", "hz", "johab",
-     "euc_jp", "euc_kr", "euc_jis_2004", "euc_jisx0213", "shift_jis", "shift_jis_2004", "shift_jisx0213",
-     "iso2022_jp", "iso2022_kr"}
-)
-
-
-def decode_text(data: bytes, name: str, encoding: str | None) -> tuple[str, str, str]:
-    """Decode text bytes.
-
-    Returns
-    -------
-    text : str
-    encoding : str
-    note : str
-        How the encoding was chosen, in words.
-    """
-    if encoding is not None:
-        try:
-            return data.decode(encoding), encoding, f"Encoding {encoding}, as chosen in Read options."
-        except (UnicodeDecodeError, LookupError) as exc:
-            raise fail("BAD_ENCODING", name=name, encoding=encoding, detail=str(exc)[:200]) from None
-    for bom, enc in (
-        (b"\xef\xbb\xbf", "utf-8-sig"),
-        (b"\xff\xfe", "utf-16"),
-        (b"\xfe\xff", "utf-16"),
-    ):
-        if data.startswith(bom):
-            try:
-                return data.decode(enc), enc, f"Encoding {enc} (from its byte-order mark)."
-            except UnicodeDecodeError as exc:
-                raise fail("BAD_ENCODING", name=name, encoding=enc, detail=str(exc)[:200]) from None
-    utf16 = _utf16_without_bom(data)
-    if utf16 is not None:
-        return (data.decode(utf16), utf16,
-                f"Encoding {utf16.upper()} without a byte-order mark (detected from the zero bytes "
-                "at every other position).")
-    try:
-        return data.decode("utf-8"), "utf-8", "Encoding utf-8."
-    except UnicodeDecodeError:
-        pass
-    enc = _guess_single_byte(data)
-    try:
-        text = data.decode(enc)
-    except (UnicodeDecodeError, LookupError):
-        enc, text = "latin-1", data.decode("latin-1")
-    return text, enc, f"Encoding {enc} (not valid UTF-8; a guess — choose another in Read options if letters look wrong)."
-
-
-def _guess_single_byte(data: bytes) -> str:
-    from charset_normalizer import from_bytes
-
-    matches = from_bytes(data[: 4 * MB])
-    best = matches.best()
-    enc = best.encoding if best is not None else "latin-1"
-    # On short or mostly-ASCII text several code pages decode with the same
-    # (zero) chaos and charset_normalizer returns the first, often cp1250,
-    # which turns Western accents into Central-European letters ("à" -> "ŕ",
-    # "ã" -> "ă"). Among equally good guesses prefer cp1252, the common
-    # Western single-byte encoding (a superset of printable latin-1).
-    if best is not None and enc != "cp1252":
-        tied = [m.encoding for m in matches if m.chaos <= best.chaos and m.coherence >= best.coherence]
-        if "cp1252" in tied:
-            return "cp1252"
-        try:
-            western = data.decode("cp1252")
-            same = western == data.decode(enc)
-        except (UnicodeDecodeError, LookupError):
-            western, same = None, False
-        # Same text either way: report the common name. And a multi-byte CJK
-        # guess for mostly-ASCII text (e.g. "São Paulo" guessed as big5) whose
-        # few non-ASCII bytes cp1252 reads as letters is almost surely cp1252.
-        sample = data[: 4 * MB]
-        high = sum(b > 127 for b in sample)
-        # With fewer than 8 non-ASCII bytes there is too little evidence to
-        # tell a script apart (a 2-letter "é,ü" file was guessed as cp1006,
-        # Urdu): letters in cp1252 win then too.
-        if same or (
-            western is not None
-            and ((enc.replace("-", "_").lower() in _MULTIBYTE_GUESSES and high < 0.1 * len(sample))
-                 or high < 8)
-            and all(ch.isalpha() for ch in western if ord(ch) > 127)
-        ):
-            return "cp1252"
-    return enc
 
 
 # ---------------------------------------------------------------------------

@@ -24,6 +24,7 @@ import re
 import numpy as np
 import pandas as pd
 
+from .bounded import release_freed_memory
 from .options import DecimalChoice
 from .report import CANDIDATE_MISSING_CODES, MissingCodeProposal, note
 
@@ -36,25 +37,31 @@ _LONG = re.compile(r"[+-]?\d{16,}")
 _DEC_COMMA = re.compile(r"[+-]?(\d{1,3}([. ]\d{3})+|\d+)(,\d+)?|[+-]?,\d+")
 # Comma thousands groups, with optional dot decimals: 12,345  1,234,567.5
 _THOUSANDS = re.compile(r"[+-]?\d{1,3}(,\d{3})+(\.\d+)?|[+-]?\d+(\.\d+)?")
+#: Rows from which typing hands freed text columns back to the system as it goes.
+_LARGE_ROWS = 100_000
+#: A whole number in its plain form (see :func:`_whole_numbers`).
+_PLAIN_WHOLE = r"^-?(0|[1-9][0-9]{0,14})$"
 _TRUE, _FALSE = frozenset({"True", "TRUE", "true"}), frozenset({"False", "FALSE", "false"})
 
 
 def trim_cells(frame: pd.DataFrame) -> tuple[pd.DataFrame, tuple[tuple[str, int], ...]]:
-    """Strip leading and trailing whitespace from every text cell.
+    """Strip leading and trailing whitespace from every text cell, in place.
 
-    Returns the trimmed frame and, per column that changed, the number of cells changed.
+    Returns the frame and, per column that changed, the number of cells
+    changed. Like the other steps here, it replaces the columns of the frame
+    it is given one at a time: a read owns its frame, and each text column is
+    freed as soon as its replacement exists, so a step never holds two copies
+    of the table.
     """
     changed: list[tuple[str, int]] = []
-    out = {}
     for col in frame.columns:
         s = frame[col]
         text = _is_text(s)
-        out[col] = s
         if not text.any():
             continue
         if isinstance(s.dtype, pd.StringDtype):
-            trimmed = s.str.strip()
-            n = int((text & (trimmed != s)).sum())
+            n = _padded(s)
+            trimmed = s.str.strip() if n else s
         else:
             before = s[text].astype(str)
             after = before.str.strip()
@@ -62,9 +69,29 @@ def trim_cells(frame: pd.DataFrame) -> tuple[pd.DataFrame, tuple[tuple[str, int]
             trimmed = s.copy()
             trimmed[text] = after
         if n:
-            out[col] = trimmed
+            frame[col] = trimmed
             changed.append((str(col), n))
-    return pd.DataFrame(out, index=frame.index), tuple(changed)
+    return frame, tuple(changed)
+
+
+def _padded(s: pd.Series) -> int:
+    """Cells of a string column with a blank at either end.
+
+    Counted by pyarrow on the column's own buffers: pandas' regex search on
+    such a column costs several copies of it (826 MB for 13 million short cells).
+    """
+    import pyarrow.compute as pc
+
+    flags = pc.match_substring_regex(s.array.__arrow_array__(), r"^\s|\s$")
+    return int(pc.sum(flags).as_py() or 0)
+
+
+def _all_text(s: pd.Series) -> bool:
+    """Some cell is present and every present cell is text (a string column: without copying it)."""
+    if isinstance(s.dtype, pd.StringDtype):
+        return bool(s.notna().any())
+    present = s.dropna()
+    return not present.empty and bool(_is_text(present).all())
 
 
 def _is_text(s: pd.Series) -> pd.Series:
@@ -82,7 +109,7 @@ def apply_missing(
     na_values: tuple[str, ...],
     missing_codes: tuple[tuple[str, str], ...],
 ) -> tuple[pd.DataFrame, tuple[tuple[str, str, int], ...]]:
-    """Blank text cells and the declared codes become missing.
+    """Blank text cells and the declared codes become missing, in place (see :func:`trim_cells`).
 
     ``na_values`` apply to every column, ``missing_codes`` pairs
     ``(column, code)`` to one column each. Returns the frame and
@@ -92,22 +119,20 @@ def apply_missing(
     for col, code in missing_codes:
         per_column.setdefault(col, set()).add(code)
     applied: list[tuple[str, str, int]] = []
-    out = {}
     for col in frame.columns:
         s = frame[col]
         codes = {""} | set(na_values) | per_column.get(str(col), set())
         text = _is_text(s)
         if not text.any():
-            out[col] = s
             continue
         values = s.where(text, None)
         hit = text & values.isin(codes)
         if hit.any():
             counts = values[hit].value_counts()
             applied += [(str(col), str(code), int(counts[code])) for code in sorted(counts.index, key=str)]
-            s = s.mask(hit)
-        out[col] = s
-    return pd.DataFrame(out, index=frame.index), tuple(applied)
+            del values
+            frame[col] = s.mask(hit)
+    return frame, tuple(applied)
 
 
 def _numbers(values: pd.Series, decimal: str) -> pd.Series:
@@ -149,6 +174,25 @@ def _plain_numeric(s: pd.Series, uniques: list[str], codes: np.ndarray) -> pd.Se
     return pd.Series(values[codes], index=s.index)
 
 
+def _whole_numbers(s: pd.Series) -> pd.Series | None:
+    """A pyarrow text column of plain whole numbers as numbers, parsed without a Python object per value.
+
+    Plain: an optional minus, no leading zero and at most 15 digits, so the
+    result is what :func:`_plain_numeric` gives (int64, or float64 with
+    missing cells), while keys such as ``00042`` are left to the general path.
+    ``None`` when some cell is not plain.
+    """
+    if not isinstance(s.dtype, pd.StringDtype) or s.dtype.storage != "pyarrow":
+        return None
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    arr = s.array.__arrow_array__()
+    if not pc.all(pc.match_substring_regex(arr, _PLAIN_WHOLE)).as_py():
+        return None
+    return pd.Series(pc.cast(arr, pa.int64()).to_numpy(zero_copy_only=False), index=s.index)
+
+
 def _finish_numbers(s: pd.Series) -> pd.Series:
     """int64 when every value is a whole number and none is missing, else float64 (as pandas reads CSV)."""
     if pd.api.types.is_integer_dtype(s.dtype):
@@ -164,12 +208,14 @@ def propose_missing(frame: pd.DataFrame) -> tuple[MissingCodeProposal, ...]:
         text = _is_text(s)
         if not text.any():
             continue
-        counts = s[text].astype(str).value_counts()
-        found = [c for c in counts.index if c in _CODES]
-        if not found:
+        # Only the cells holding a code are counted: a column of a million distinct texts is not listed.
+        coded = text & s.isin(_CODES)
+        if not coded.any():
             continue
+        counts = s[coded].astype(str).value_counts()
+        found = list(counts.index)
         # Accepting the codes leaves numbers only: the other cells are numbers (or number-like text).
-        others = [v for v in counts.index if v not in _CODES]
+        others = list(pd.unique(s[text & ~coded].astype(str)))
         n_other_cells = int((~text & s.notna()).sum())
         numeric_rest = bool(others or n_other_cells) and (
             not others or pd.to_numeric(pd.Series(others, dtype=object), errors="coerce").notna().all()
@@ -183,7 +229,7 @@ def propose_missing(frame: pd.DataFrame) -> tuple[MissingCodeProposal, ...]:
 def type_columns(
     frame: pd.DataFrame, *, decimal: DecimalChoice = "auto"
 ) -> tuple[pd.DataFrame, tuple[tuple[str, str], ...], tuple[tuple[str, str], ...]]:
-    """Type the all-text columns of a frame read as text.
+    """Type the all-text columns of a frame read as text, in place (see :func:`trim_cells`).
 
     Parameters
     ----------
@@ -198,17 +244,23 @@ def type_columns(
     conversions : tuple of (column, description)
     warnings : tuple of (code, message)
     """
-    out: dict[str, pd.Series] = {}
+    out = frame
     conversions: list[tuple[str, str]] = []
     warnings: list[tuple[str, str]] = []
     pending: dict[str, list[str]] = {}
     decided: set[str] = set()
+    large = len(frame) >= _LARGE_ROWS
     for col in frame.columns:
+        if large:
+            release_freed_memory()  # the text column replaced last is garbage; its numbers are not pyarrow's
         s = frame[col]
-        out[col] = s
-        present = s.dropna()
-        if present.empty or not _is_text(present).all():
+        if not _all_text(s):
             continue
+        if decimal != ",":
+            num = _whole_numbers(s)
+            if num is not None:
+                out[col] = num
+                continue
         codes, cats = pd.factorize(s)
         uniques = [str(u) for u in cats]
         key = next((u for u in uniques if _KEY.fullmatch(u) or _LONG.fullmatch(u)), None)
@@ -249,7 +301,7 @@ def type_columns(
         else:
             warnings.append(note("READ_AMBIGUOUS_NUMBER", column=str(col),
                                  example=next(u for u in uniques if "," in u)))
-    return pd.DataFrame(out, index=frame.index), tuple(conversions), tuple(warnings)
+    return frame, tuple(conversions), tuple(warnings)
 
 
 def looks_integer(text: str) -> bool:
