@@ -106,7 +106,8 @@ def _check_out(out: Path) -> None:
 
 
 def _write_outputs(record: RunRecord, out: Path, *, html: bool) -> Path:
-    from audit_core.runs.bundle import export_bundle, write_file, write_parquet_tables
+    from audit_core.runs.bundle import export_bundle
+    from audit_core.runs.export import write_file, write_parquet_tables
 
     folder = out / record.run_id
     write_parquet_tables(record, folder / "tables")
@@ -234,7 +235,8 @@ def _cmd_list(args: argparse.Namespace) -> int:
 
 
 def _cmd_export(args: argparse.Namespace) -> int:
-    from audit_core.runs.bundle import export_bundle, write_file, write_parquet_tables
+    from audit_core.runs.bundle import export_bundle
+    from audit_core.runs.export import write_file, write_parquet_tables
 
     if not args.bundle and not args.parquet and not args.model_card:
         raise _Usage("export needs --bundle OUT.json, --parquet DIR and/or --model-card OUT.md")

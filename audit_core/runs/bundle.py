@@ -1,4 +1,4 @@
-"""Export a saved run as one JSON bundle, import it back, and export Parquet tables.
+"""Export a saved run as one JSON bundle and import it back (Parquet files per table: :mod:`.export`).
 
 Bundle format (``format_version`` 1)::
 
@@ -31,16 +31,10 @@ from __future__ import annotations
 
 import base64
 import binascii
-import contextlib
-import errno
 import hashlib
 import io
 import json
-import os
-import tempfile
 import types
-import zipfile
-from pathlib import Path
 from typing import Any
 
 import pandas as pd
@@ -49,6 +43,7 @@ from audit_core.errors import excerpt, excerpts, fail, register_messages
 from audit_core.limits import Limits
 from audit_core.safe_text import load_json
 
+from .export import table_parquet, write_file  # write_file re-exported for earlier importers
 from .plugin import AUDITS, load_builtin_audits
 from .registry import RunRecord, RunRegistry
 
@@ -60,11 +55,8 @@ __all__ = [
     "check_run_tables",
     "export_bundle",
     "import_bundle",
-    "parquet_zip",
     "read_bundle",
-    "table_parquet",
     "write_file",
-    "write_parquet_tables",
 ]
 
 BUNDLE_FORMAT = "reliability-audit-run"
@@ -113,56 +105,8 @@ register_messages(
             "The bundle {name} holds a {kind} run whose table {table} lacks the column(s) {missing} "
             "that the Runs page and the report read; it was not exported by this app, or it was edited."
         ),
-        "OUTPUT_DISK_FULL": (
-            "Cannot write {path}: no space left on the disk holding {folder}. Nothing partial was left "
-            "behind; free space there (or write to another folder) and try again."
-        ),
-        "OUTPUT_UNWRITABLE": (
-            "Cannot write {path} ({reason}). Check that its folder is a folder and is writable, "
-            "or choose another path."
-        ),
     }
 )
-
-
-def write_file(path: str | Path, data: bytes) -> Path:
-    """Write ``data`` to ``path`` atomically: a temporary file in the same folder, synced, then renamed.
-
-    A reader never sees a partial file, and a failed write (a full disk)
-    leaves neither a partial nor a 0-byte file behind.
-
-    Raises
-    ------
-    AuditInputError
-        ``OUTPUT_DISK_FULL`` (no space, or over quota) saying where to free
-        space, ``OUTPUT_UNWRITABLE`` for any other write error.
-    """
-    p = Path(path)
-    try:
-        p.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=p.parent, prefix=f".{p.name}.", suffix=".part")
-        try:
-            with os.fdopen(fd, "wb") as fh:
-                fh.write(data)
-                fh.flush()
-                os.fsync(fh.fileno())
-            os.replace(tmp, p)
-        except BaseException:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
-            raise
-    except OSError as exc:
-        if exc.errno in (errno.ENOSPC, errno.EDQUOT):
-            raise fail("OUTPUT_DISK_FULL", path=p, folder=p.parent) from exc
-        raise fail("OUTPUT_UNWRITABLE", path=p, reason=exc.strerror or str(exc)) from exc
-    return p
-
-
-def table_parquet(df: pd.DataFrame) -> bytes:
-    """Parquet bytes of one table (pyarrow), as the registry stores it."""
-    buf = io.BytesIO()
-    df.to_parquet(buf, engine="pyarrow")
-    return buf.getvalue()
 
 
 def _b64(data: bytes) -> str:
@@ -352,24 +296,3 @@ def import_bundle(registry: RunRegistry, data: bytes, *, name: str = "bundle.jso
         already holds a run with that id (nothing is changed).
     """
     return registry.restore(read_bundle(data, name=name))
-
-
-def write_parquet_tables(record: RunRecord, directory: str | Path) -> list[Path]:
-    """Write each result table as ``<directory>/<name>.parquet`` (atomically, :func:`write_file`); return the paths."""
-    out = Path(directory)
-    return [write_file(out / f"{_safe(name)}.parquet", table_parquet(df)) for name, df in record.tables.items()]
-
-
-def parquet_zip(record: RunRecord) -> bytes:
-    """A zip archive of ``<name>.parquet`` per table (fixed timestamps: deterministic)."""
-    buf = io.BytesIO()
-    with zipfile.ZipFile(buf, "w", compression=zipfile.ZIP_DEFLATED) as zf:
-        for name, df in record.tables.items():
-            info = zipfile.ZipInfo(f"{_safe(name)}.parquet", date_time=(1980, 1, 1, 0, 0, 0))
-            info.compress_type = zipfile.ZIP_DEFLATED
-            zf.writestr(info, table_parquet(df))
-    return buf.getvalue()
-
-
-def _safe(name: str) -> str:
-    return "".join(c if c.isalnum() or c in "-_." else "_" for c in name) or "table"
