@@ -139,20 +139,29 @@ def _cmd_run(args: argparse.Namespace) -> int:
     bars = _Bars()
     # SIGTERM behaves like Ctrl-C: run_config saves the current run as failed, then main() exits 3.
     previous = signal.signal(signal.SIGTERM, _terminate)
+    folders: dict[str, Path | AuditInputError] = {}
+
+    def write_folder(record: RunRecord) -> None:
+        """Each run's output folder is written before the run is marked done (a kill leaves it not done)."""
+        try:
+            folders[record.run_id] = _write_outputs(record, Path(args.out), html=args.html)
+        except AuditInputError as exc:  # e.g. a full disk: the results are sound, the run is still done
+            folders[record.run_id] = exc
+
     try:
         with _execution(args) as execution:
-            outcomes = run_config(config, registry=registry, base_dir=Path.cwd(), execution=execution, progress=bars)
+            outcomes = run_config(config, registry=registry, base_dir=Path.cwd(), execution=execution, progress=bars,
+                                  before_done=write_folder)
     finally:
         signal.signal(signal.SIGTERM, previous)
         bars.close()
     status = EXIT_OK
     for o in outcomes:
         if o.status == "done":
-            try:
-                folder = _write_outputs(registry.load(o.run_id), Path(args.out), html=args.html)
-            except AuditInputError as exc:  # e.g. the disk filled up after the run was saved
-                raise _OutputsLost(f"{exc.message} The {o.kind} run {o.run_id} is saved in the registry: "
-                                   f"write its files again with `reliability-audit export {o.run_id}`.") from None
+            folder = folders[o.run_id]
+            if isinstance(folder, AuditInputError):
+                raise _OutputsLost(f"{folder.message} The {o.kind} run {o.run_id} is saved in the registry: "
+                                   f"write its files again with `reliability-audit export {o.run_id}`.")
             print(f"{o.kind}\tdone\t{o.run_id}\t{folder}")
             from audit_core.findings import record_findings
 
