@@ -274,8 +274,11 @@ class RunRegistry(_RegistryFile):
         if record.status not in RUN_STATUSES:
             raise fail("REGISTRY_BAD_STATUS", status=record.status)
         for name in ("created_at", "updated_at"):
-            if _parse_bound(getattr(record, name), name) is None:  # pragma: no cover
-                raise fail("REGISTRY_BAD_DATE", name=name, value=getattr(record, name))
+            try:
+                _parse_bound(getattr(record, name), name)
+            except AuditInputError:  # that message is about filtering; this one is about the run
+                raise fail("REGISTRY_BAD_RUN_DATE", run_id=record.run_id, name=name,
+                           value=getattr(record, name)) from None
         row = self._run_row(
             audit_kind=record.audit_kind,
             dataset_name=record.dataset_name,
