@@ -152,7 +152,8 @@ def _check_out(out: Path) -> None:
 
 
 def _write_outputs(record: RunRecord, out: Path, *, html: bool) -> Path:
-    from audit_core.runs.bundle import export_bundle, write_file, write_parquet_tables
+    from audit_core.runs.bundle import export_bundle
+    from audit_core.runs.export import write_file, write_parquet_tables
 
     folder = out / record.run_id
     write_parquet_tables(record, folder / "tables")
@@ -184,27 +185,36 @@ def _cmd_run(args: argparse.Namespace) -> int:
     bars = _Bars()
     # SIGTERM behaves like Ctrl-C: run_config saves the current run as failed, then main() exits 3.
     previous = signal.signal(signal.SIGTERM, _terminate)
+    folders: dict[str, Path | AuditInputError] = {}
+
+    def write_folder(record: RunRecord) -> None:
+        """Each run's output folder is written before the run is marked done (a kill leaves it not done)."""
+        try:
+            folders[record.run_id] = _write_outputs(record, Path(args.out), html=args.html)
+        except AuditInputError as exc:  # e.g. a full disk: the results are sound, the run is still done
+            folders[record.run_id] = exc
+
     try:
         with _execution(args) as execution:
-            outcomes = run_config(config, registry=registry, base_dir=Path.cwd(), execution=execution, progress=bars)
+            outcomes = run_config(config, registry=registry, base_dir=Path.cwd(), execution=execution, progress=bars,
+                                  before_done=write_folder)
     finally:
         signal.signal(signal.SIGTERM, previous)
         bars.close()
     status = EXIT_OK
     for o in outcomes:
         if o.status == "done":
-            try:
-                folder = _write_outputs(registry.load(o.run_id), Path(args.out), html=args.html)
-            except AuditInputError as exc:  # e.g. the disk filled up after the run was saved
-                raise _OutputsLost(f"{exc.message} The {o.kind} run {o.run_id} is saved in the registry: "
-                                   f"write its files again with `reliability-audit export {o.run_id}`.") from None
+            folder = folders[o.run_id]
+            if isinstance(folder, AuditInputError):
+                raise _OutputsLost(f"{folder.message} The {o.kind} run {o.run_id} is saved in the registry: "
+                                   f"write its files again with `reliability-audit export {o.run_id}`.")
             print("\t".join(map(terminal_text, (o.kind, "done", o.run_id, str(folder)))))
             from audit_core.findings import record_findings
 
             record = registry.load(o.run_id)
             _print_findings(record_findings(record), indent="  ")
             for weak in record.manifest.get("warnings") or ():  # short partitions, a stress that could not run
-                print(f"  warning: {weak['message']}")
+                print(f"  warning: {terminal_text(weak['message'])}")
         else:
             print("\t".join(map(terminal_text, (o.kind, "failed", o.run_id, str(o.error)))))
             _err(f"the {o.kind} audit failed (saved as failed run {o.run_id}): {o.error}")
@@ -290,7 +300,8 @@ def _cmd_list(args: argparse.Namespace) -> int:
 
 
 def _cmd_export(args: argparse.Namespace) -> int:
-    from audit_core.runs.bundle import export_bundle, write_file, write_parquet_tables
+    from audit_core.runs.bundle import export_bundle
+    from audit_core.runs.export import write_file, write_parquet_tables
 
     if not args.bundle and not args.parquet and not args.model_card:
         raise _Usage("export needs --bundle OUT.json, --parquet DIR and/or --model-card OUT.md")

@@ -170,6 +170,10 @@ COUNTS: dict[str, Count] = {
     "model_size": Count("AUDIT_MAX_MODEL_SIZE", 100_000, 100_000_000, "model-size units (trees, iterations, leaves, ...)"),
     "trees": Count("AUDIT_MAX_TREES", 5_000, 1_000_000, "trees or boosting rounds"),
     "iterations": Count("AUDIT_MAX_ITERATIONS", 10_000, 10_000_000, "solver iterations or training epochs"),
+    # Imported run bundles (audit_core.runs.bundle.read_bundle): what one bundle may hold.
+    "bundle_tables": Count("AUDIT_MAX_BUNDLE_TABLES", 200, 100_000, "tables (or artifacts) in one run bundle"),
+    "bundle_columns": Count("AUDIT_MAX_BUNDLE_COLUMNS", 10_000, 1_000_000, "columns in one table of a run bundle"),
+    "cell_chars": Count("AUDIT_MAX_CELL_CHARS", 100_000, 1_000_000_000, "characters in one text cell of a run bundle"),
 }
 
 #: schema -> field -> count. A schema is a CLI audit entry (``model``, ``fragility``,

@@ -24,6 +24,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import pandas as pd  # noqa: E402
 
+from audit_core.native_threads import pin_blas_threads  # noqa: E402
 from audit_core.receipts import execute_state_cube, generate_benchmark  # noqa: E402
 from audit_core.receipts.adjudicate import Judge  # noqa: E402
 from audit_core.receipts.baseline import evaluate_baseline  # noqa: E402
@@ -54,6 +55,7 @@ def main() -> None:
     ap.add_argument("--no-baseline", action="store_true")
     ap.add_argument("--full-table", action="store_true", help="print every column of the baseline table")
     args = ap.parse_args()
+    print(f"BLAS threads: {pin_blas_threads()} (AUDIT_BLAS_THREADS)")
 
     t0, c0 = time.perf_counter(), time.process_time()
     bench = generate_benchmark(n_cases=args.n_cases, seed=args.seed)

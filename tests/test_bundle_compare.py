@@ -11,7 +11,8 @@ import pandas as pd
 import pytest
 
 from audit_core.errors import AuditInputError
-from audit_core.runs.bundle import export_bundle, import_bundle, parquet_zip, read_bundle
+from audit_core.runs.bundle import export_bundle, import_bundle, read_bundle
+from audit_core.runs.export import parquet_zip
 from audit_core.runs.compare import compare_runs_tables, table_deltas, verdict_changes
 from audit_core.runs.registry import RunRegistry
 from tests.runs_data import save_custom_run, save_model_run
@@ -117,3 +118,47 @@ def test_verdict_changes_and_compare(two_registries) -> None:
     ]
     assert "mixed" in out and "verdicts" in out
     assert verdict_changes(ra.tables["verdicts"], ra.tables["verdicts"]).empty
+
+
+def test_parquet_export_keeps_tables_whose_names_clean_to_the_same_file(two_registries, tmp_path) -> None:
+    """``a/b`` and ``a_b`` (and ``A``/``a``, equal on case-blind disks) each get their own file; none is lost."""
+    import dataclasses
+    import hashlib
+    import types
+
+    from audit_core.runs.export import parquet_file_names, write_parquet_tables
+
+    src, _ = two_registries
+    names = ["a_b", "a/b", "A", "a", "../x"]
+    tables = {n: pd.DataFrame({"v": [i, i + 1]}) for i, n in enumerate(names)}
+    record = dataclasses.replace(src.load(save_custom_run(src)), tables=types.MappingProxyType(tables))
+
+    def h(name: str) -> str:
+        return hashlib.sha256(name.encode()).hexdigest()[:8]
+
+    expected = {"a_b": "a_b.parquet", "a/b": f"a_b-{h('a/b')}.parquet", "A": f"A-{h('A')}.parquet",
+                "a": f"a-{h('a')}.parquet", "../x": f".._x-{h('../x')}.parquet"}
+    assert parquet_file_names(names) == expected
+    assert parquet_file_names(reversed(names)) == expected  # a name's file never depends on the order
+    with zipfile.ZipFile(io.BytesIO(parquet_zip(record))) as zf:
+        assert zf.namelist() == list(expected.values())
+        for name, file in expected.items():
+            pd.testing.assert_frame_equal(pd.read_parquet(io.BytesIO(zf.read(file))), tables[name])
+    paths = write_parquet_tables(record, tmp_path / "t")
+    assert sorted(p.name for p in (tmp_path / "t").iterdir()) == sorted(expected.values())
+    for name, p in zip(names, paths):
+        pd.testing.assert_frame_equal(pd.read_parquet(p), tables[name])
+
+
+def test_parquet_export_refuses_a_clash_it_cannot_resolve(tmp_path) -> None:
+    """A table named exactly like another's hashed file name is refused before anything is written."""
+    import hashlib
+
+    from audit_core.runs.export import parquet_file_names
+
+    taken = f"a_b-{hashlib.sha256(b'a/b').hexdigest()[:8]}"
+    with pytest.raises(AuditInputError) as info:
+        parquet_file_names(["a/b", taken])
+    assert info.value.code == "EXPORT_NAME_CLASH"
+    assert info.value.message.startswith(f"Cannot export the tables 'a/b' and '{taken}' of this run: both would be "
+                                         f"written as '{taken}.parquet'.")

@@ -233,3 +233,62 @@ def test_gate_notes_when_the_two_sides_come_from_different_data_or_configuration
     assert other.stdout.strip().endswith("gate: PASSED")
     as_json = cli("gate", run_id, other_id, "--scope", "internal", "--json", "--registry", str(reg))
     assert as_json.returncode == 0 and as_json.stderr.count("note: ") == 2
+
+
+def _runs_on_disk(reg: Path) -> list[tuple[str, str, int]]:
+    """``(run_id, status, n_tables)`` of every run, read through a read-only connection (never a write)."""
+    import sqlite3
+
+    if not reg.exists():
+        return []
+    try:
+        con = sqlite3.connect(f"file:{reg}?mode=ro", uri=True, timeout=30)
+        try:
+            return con.execute("SELECT r.run_id, r.status, (SELECT COUNT(*) FROM run_tables t WHERE t.run_id = r.run_id) "
+                               "FROM runs r ORDER BY r.created_at").fetchall()
+        finally:
+            con.close()
+    except sqlite3.OperationalError:  # the file exists but its schema is not written yet
+        return []
+
+
+@pytest.mark.parametrize("when", ["running", "folder", "done"])
+def test_sigkill_never_leaves_a_done_run_without_its_output_folder(tmp_path: Path, reg: Path, when: str) -> None:
+    """``kill -9`` of ``run --html`` at the moment a run starts, its folder appears, or a run reads done.
+
+    Whatever the moment, every run the registry calls done has its whole folder: the bundle, the report and
+    one Parquet file per table. The kill is triggered by what the test sees on disk, not by a delay, so a busy
+    machine only moves it later, and the check holds at any moment.
+    """
+    cfg = _config(tmp_path, textwrap.dedent("""\
+        data: {sample: loan_synthetic}
+        model: {kind: logistic_regression, seed: 0}
+        audits: [{kind: model, bootstrap: 20, chunk_size: 5}, {kind: model, bootstrap: 20, chunk_size: 5}]
+        """))
+    out = tmp_path / "o"
+    proc = subprocess.Popen([str(SCRIPT), "run", str(cfg), "--registry", str(reg), "--out", str(out), "--html"],
+                            cwd=ROOT, env={**os.environ, **CLI_ENV}, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
+    landed = False
+    try:
+        deadline = time.monotonic() + 300
+        while proc.poll() is None and time.monotonic() < deadline:
+            runs = _runs_on_disk(reg)
+            if ((when == "running" and any(s == "running" for _, s, _n in runs))
+                    or (when == "folder" and out.exists() and any(out.iterdir()))
+                    or (when == "done" and any(s == "done" for _, s, _n in runs))):
+                proc.kill()
+                landed = True
+                break
+            time.sleep(0.01)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        proc.wait(timeout=60)
+    assert landed, f"the CLI ended (exit {proc.returncode}) before the kill point {when!r} was seen"
+    for run_id, status, n_tables in _runs_on_disk(reg):
+        if status != "done":
+            continue
+        folder = out / run_id
+        assert (folder / "bundle.json").is_file() and (folder / "report.html").is_file(), (when, run_id)
+        assert len(list((folder / "tables").glob("*.parquet"))) == n_tables > 0, (when, run_id)

@@ -100,6 +100,41 @@ def test_a_missing_column_is_refused_on_import_naming_table_and_column(real_runs
     assert reg.list_runs().empty
 
 
+NUMBERS = sorted((kind, table, col) for kind, r in load_builtin_audits().items() for table, cols in r.numbers.items()
+                 for col in cols)
+
+
+def test_the_numeric_columns_are_declared_columns_and_numeric_in_real_runs(real_runs):
+    for kind, table, column in NUMBERS:
+        assert column in SPECS[kind][table], (kind, table, column)
+        if table in real_runs[kind].tables:
+            assert pd.api.types.is_numeric_dtype(real_runs[kind].tables[table][column]), (kind, table, column)
+
+
+@pytest.mark.parametrize("case", NUMBERS, ids=["/".join(c) for c in NUMBERS])
+def test_text_in_a_numeric_column_is_refused_on_import(real_runs, tmp_path, case):
+    """Every declared numeric column of every kind: text there is refused naming table, column and row."""
+    kind, table, column = case
+    record = real_runs[kind]
+    if table not in record.tables:
+        pytest.skip(f"the small {kind} run stores no {table} table")
+    obj = json.loads(export_bundle(record))
+    for entry in obj["tables"]:
+        if entry["name"] == table:
+            df = pd.read_parquet(io.BytesIO(base64.b64decode(entry["data"])))
+            df[column] = ["n/a"] + [str(v) for v in df[column].iloc[1:]]
+            buf = io.BytesIO()
+            df.to_parquet(buf)
+            entry["data"] = base64.b64encode(buf.getvalue()).decode()
+            entry["sha256"] = hashlib.sha256(buf.getvalue()).hexdigest()
+    reg = RunRegistry(tmp_path / "reg.sqlite3")
+    with pytest.raises(AuditInputError) as err:
+        import_bundle(reg, json.dumps(obj).encode(), name="edited.json")
+    assert err.value.code == "BUNDLE_NOT_NUMBERS"
+    assert f"holds a {kind} run whose table '{table}' has str 'n/a' in column '{column}' (row 1)" in err.value.message
+    assert reg.list_runs().empty
+
+
 def _bomb_bundle(rows: int) -> bytes:
     """A bundle whose one table compresses ``rows`` zeros to a few KB."""
     from audit_core.runs.bundle import BUNDLE_FORMAT

@@ -26,8 +26,8 @@ import pandas as pd
 import pytest
 
 from audit_core.errors import AuditInputError
-from audit_core.runs import bundle
-from audit_core.runs.bundle import write_file, write_parquet_tables
+from audit_core.runs import export
+from audit_core.runs.export import write_file, write_parquet_tables
 from audit_core.runs.registry import RunRegistry, _owner, _schema
 from tests.test_cli import ROOT, cli
 from tests.test_cli_exit_codes import make_schema_1_registry
@@ -121,9 +121,9 @@ def test_enospc_leaves_no_partial_file_and_keeps_the_old_one(tmp_path, monkeypat
         raise OSError(errno.ENOSPC, "No space left on device")
 
     if where == "fsync":
-        monkeypatch.setattr(bundle.os, "fsync", no_space)
+        monkeypatch.setattr(export.os, "fsync", no_space)
     else:
-        monkeypatch.setattr(bundle.os, "fdopen", lambda fd, mode: _FailingFile(fd, no_space))
+        monkeypatch.setattr(export.os, "fdopen", lambda fd, mode: _FailingFile(fd, no_space))
     with pytest.raises(AuditInputError) as err:
         write_file(target, b"x" * 1000)
     assert err.value.code == "OUTPUT_DISK_FULL"

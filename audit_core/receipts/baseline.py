@@ -34,6 +34,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from audit_core.native_threads import serial_blas
+
 from .accounting import Prediction, gold_from_benchmark, reason_debt
 from .bench_metrics import paper_shape, score_predictions
 from .cube import format_family, parse_family
@@ -55,19 +57,36 @@ EVALUATIONS: dict[str, str] = {
 class TfidfReceiptModel:
     """Character TF-IDF + logistic regression for verdicts and receipt family.
 
+    The fits are run to convergence (L-BFGS on float64 features, gradient
+    tolerance ``tol``) and on one BLAS thread
+    (:func:`audit_core.native_threads.serial_blas`), so the table is the same
+    whatever ``AUDIT_BLAS_THREADS`` says: stopped early at the old tolerance on
+    float32 features, where the solver stopped depended on the summation order
+    of the thread count, and rows moved in the third decimal. A fit that still
+    reaches ``max_iter`` raises ``RuntimeError`` rather than report a model
+    that did not converge.
+
     Parameters
     ----------
     C : float, default 4.0
     max_features : int, default 50000
     seed : int, default 0
+    tol : float, default 1e-6
+        L-BFGS stopping tolerance.
+    max_iter : int, default 5000
+        Iterations allowed per fit (the fits of the shipped benchmark take a
+        few hundred).
     """
 
     name = "tfidf-char + logistic regression"
 
-    def __init__(self, *, C: float = 4.0, max_features: int = 50000, seed: int = 0) -> None:
+    def __init__(self, *, C: float = 4.0, max_features: int = 50000, seed: int = 0, tol: float = 1e-6,
+                 max_iter: int = 5000) -> None:
         self.C = C
         self.max_features = max_features
         self.seed = seed
+        self.tol = tol
+        self.max_iter = max_iter
 
     def fit(self, cases: list[BenchCase]) -> "TfidfReceiptModel":
         from sklearn.feature_extraction.text import TfidfVectorizer
@@ -75,16 +94,23 @@ class TfidfReceiptModel:
 
         texts = [c.text for c in cases]
         self.vec_ = TfidfVectorizer(analyzer="char", ngram_range=(2, 4), sublinear_tf=True, min_df=2,
-                                    max_features=self.max_features, dtype=np.float32)
+                                    max_features=self.max_features, dtype=np.float64)
         X = self.vec_.fit_transform(texts)
         self.models_ = {}
+        self.n_iter_: dict[str, int] = {}
         for target, ys in (("v_old", [c.cube.v_old for c in cases]), ("v_new", [c.cube.v_new for c in cases]),
                            ("receipt", [c.cube.receipt_text for c in cases])):
             if len(set(ys)) == 1:
                 self.models_[target] = ys[0]
                 continue
-            m = LogisticRegression(C=self.C, max_iter=300, random_state=self.seed)
-            self.models_[target] = m.fit(X, ys)
+            m = LogisticRegression(C=self.C, max_iter=self.max_iter, tol=self.tol, random_state=self.seed)
+            with serial_blas():
+                m.fit(X, ys)
+            self.n_iter_[target] = int(np.max(m.n_iter_))
+            if self.n_iter_[target] >= self.max_iter:
+                raise RuntimeError(f"the {target} logistic regression did not converge in {self.max_iter} "
+                                   f"iterations (tolerance {self.tol:g})")
+            self.models_[target] = m
         return self
 
     def predict(self, cases: list[BenchCase]) -> list[Prediction]:
@@ -97,7 +123,8 @@ class TfidfReceiptModel:
             if isinstance(m, str):
                 out[target] = [m] * len(cases)
                 continue
-            proba = m.predict_proba(X)
+            with serial_blas():
+                proba = m.predict_proba(X)
             idx = proba.argmax(axis=1)
             out[target] = list(m.classes_[idx])
             if target == "receipt":

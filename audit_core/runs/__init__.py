@@ -16,7 +16,8 @@ Stands on everything below it (foundation, data, models and the three
 audits); nothing in ``audit_core`` below it imports it. Pure library code:
 never imports streamlit or plotly.
 """
-from .bundle import export_bundle, import_bundle, read_bundle, write_parquet_tables
+from .bundle import export_bundle, import_bundle, read_bundle
+from .export import write_parquet_tables
 from .compare import compare_runs_tables, runs_overview
 from .config import AuditConfig, LoadedData, load_config, load_data, parse_config
 from .context import AuditContext

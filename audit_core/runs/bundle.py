@@ -1,4 +1,4 @@
-"""Export a saved run as one JSON bundle, import it back, and export Parquet tables.
+"""Export a saved run as one JSON bundle and import it back (Parquet files per table: :mod:`.export`).
 
 Bundle format (``format_version`` 1)::
 
@@ -21,9 +21,18 @@ Importing checks before anything is decoded into memory or written: the
 JSON is read by :func:`audit_core.safe_text.load_json` (depth, duplicate
 keys), the tables' declared uncompressed size (Parquet metadata) must fit
 ``AUDIT_MAX_EXPANSION_MB`` in total, as for uploaded xlsx and Parquet files,
-and the tables of a known audit kind must have the columns its readers use
-(:func:`check_run_tables`), so a damaged bundle is refused with the table
-and column instead of failing later on the Runs page.
+and the tables of a known audit kind must have the columns its readers use,
+numbers where they read numbers (:func:`check_run_tables`), so a damaged
+bundle is refused with the table and column instead of failing later on the
+Runs page or in the report. A bundle is also refused, each with its own
+message, when its run id is not a plain id (letters, digits, ``-``, ``_``,
+``.``: never a path or Markdown), when it lists a table or an artifact twice,
+or when it holds more tables, more columns in one table or a longer text cell
+than the caps of :mod:`audit_core.limits` allow (``AUDIT_MAX_BUNDLE_TABLES``,
+``AUDIT_MAX_BUNDLE_COLUMNS``, ``AUDIT_MAX_CELL_CHARS``); artifacts count
+against the expansion cap with the tables. A run exported while still
+``running`` is imported as ``interrupted``, with a note saying so, so it is
+never left running forever.
 
 Pure library code: never imports streamlit or plotly.
 """
@@ -31,40 +40,43 @@ from __future__ import annotations
 
 import base64
 import binascii
-import contextlib
-import errno
 import hashlib
 import io
 import json
-import os
-import tempfile
 import types
-import zipfile
-from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
+
+import re
+from collections import Counter
 
 from audit_core.errors import excerpt, excerpts, fail, register_messages
 from audit_core.limits import Limits
 from audit_core.safe_text import load_json
 
+from .export import table_parquet, write_file  # write_file re-exported for earlier importers
 from .plugin import AUDITS, load_builtin_audits
 from .registry import RunRecord, RunRegistry
+
+#: A run id as the registry makes them (``20260101T000000000000-1a2b3c4d``), and any other plain id.
+RUN_ID_PATTERN = re.compile(r"[A-Za-z0-9_][A-Za-z0-9._-]{0,99}")
+#: The note an imported run that was exported while running gets in place of its missing error.
+RUNNING_NOTE = "exported while still running and imported as interrupted: its results may be incomplete"
 
 __all__ = [
     "BUNDLE_FORMAT",
     "BUNDLE_VERSION",
     "MAX_BUNDLE_BYTES",
+    "RUN_ID_PATTERN",
+    "RUNNING_NOTE",
     "bundle_from_record",
     "check_run_tables",
     "export_bundle",
     "import_bundle",
-    "parquet_zip",
     "read_bundle",
-    "table_parquet",
     "write_file",
-    "write_parquet_tables",
 ]
 
 BUNDLE_FORMAT = "reliability-audit-run"
@@ -105,64 +117,33 @@ register_messages(
             "(the file was modified or truncated)."
         ),
         "BUNDLE_EXPANDS": (
-            "The bundle {name} would expand to {expanded_mb:,.1f} MB of tables in memory (from "
-            "{packed_mb:,.1f} MB; table {entry} alone {entry_mb:,.1f} MB), more than the limit of "
+            "The bundle {name} would expand to {expanded_mb:,.1f} MB of tables and artifacts in memory (from "
+            "{packed_mb:,.1f} MB; {entry} alone {entry_mb:,.1f} MB), more than the limit of "
             "{cap_mb:,.1f} MB. Raise the environment variable AUDIT_MAX_EXPANSION_MB to import it."
+        ),
+        "BUNDLE_BAD_RUN_ID": (
+            "The bundle {name} has the run id {run_id}, which is not a run id: an id has 1 to 100 letters, "
+            "digits, '-', '_' or '.', and does not start with '.' or '-'."
+        ),
+        "BUNDLE_BAD_DATE": (
+            "The bundle {name} gives run.{field} as {value}, which is not a date and time with its time zone "
+            "(a run's timestamps look like '2024-05-01T13:00:00.000000+00:00'); it was not exported by this app, "
+            "or it was edited."
+        ),
+        "BUNDLE_DUPLICATE": (
+            "The bundle {name} lists the {what} {entry} {count} times; a run holds each {what} once. It was not "
+            "exported by this app, or it was edited."
+        ),
+        "BUNDLE_NOT_NUMBERS": (
+            "The bundle {name} holds a {kind} run whose table {table} has {found} in column {column} (row {row}), "
+            "where the Runs page and the report read numbers; it was not exported by this app, or it was edited."
         ),
         "BUNDLE_BAD_TABLES": (
             "The bundle {name} holds a {kind} run whose table {table} lacks the column(s) {missing} "
             "that the Runs page and the report read; it was not exported by this app, or it was edited."
         ),
-        "OUTPUT_DISK_FULL": (
-            "Cannot write {path}: no space left on the disk holding {folder}. Nothing partial was left "
-            "behind; free space there (or write to another folder) and try again."
-        ),
-        "OUTPUT_UNWRITABLE": (
-            "Cannot write {path} ({reason}). Check that its folder is a folder and is writable, "
-            "or choose another path."
-        ),
     }
 )
-
-
-def write_file(path: str | Path, data: bytes) -> Path:
-    """Write ``data`` to ``path`` atomically: a temporary file in the same folder, synced, then renamed.
-
-    A reader never sees a partial file, and a failed write (a full disk)
-    leaves neither a partial nor a 0-byte file behind.
-
-    Raises
-    ------
-    AuditInputError
-        ``OUTPUT_DISK_FULL`` (no space, or over quota) saying where to free
-        space, ``OUTPUT_UNWRITABLE`` for any other write error.
-    """
-    p = Path(path)
-    try:
-        p.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=p.parent, prefix=f".{p.name}.", suffix=".part")
-        try:
-            with os.fdopen(fd, "wb") as fh:
-                fh.write(data)
-                fh.flush()
-                os.fsync(fh.fileno())
-            os.replace(tmp, p)
-        except BaseException:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
-            raise
-    except OSError as exc:
-        if exc.errno in (errno.ENOSPC, errno.EDQUOT):
-            raise fail("OUTPUT_DISK_FULL", path=p, folder=p.parent) from exc
-        raise fail("OUTPUT_UNWRITABLE", path=p, reason=exc.strerror or str(exc)) from exc
-    return p
-
-
-def table_parquet(df: pd.DataFrame) -> bytes:
-    """Parquet bytes of one table (pyarrow), as the registry stores it."""
-    buf = io.BytesIO()
-    df.to_parquet(buf, engine="pyarrow")
-    return buf.getvalue()
 
 
 def _b64(data: bytes) -> str:
@@ -244,7 +225,9 @@ def read_bundle(data: bytes, *, name: str = "bundle.json") -> RunRecord:
     AuditInputError
         ``BUNDLE_TOO_LARGE``, ``BUNDLE_NOT_JSON``, ``BUNDLE_WRONG_FORMAT``,
         ``BUNDLE_NEWER_VERSION``, ``BUNDLE_MISSING_FIELD``,
-        ``BUNDLE_BAD_ENTRY``, ``BUNDLE_CHECKSUM``.
+        ``BUNDLE_BAD_ENTRY``, ``BUNDLE_CHECKSUM``, ``BUNDLE_BAD_RUN_ID``, ``BUNDLE_BAD_DATE``,
+        ``BUNDLE_DUPLICATE``, ``BUNDLE_EXPANDS``, ``BUNDLE_BAD_TABLES``,
+        ``BUNDLE_NOT_NUMBERS`` and ``LIMIT_COUNT`` (tables, columns, cell length).
     """
     if len(data) > MAX_BUNDLE_BYTES:
         raise fail("BUNDLE_TOO_LARGE", name=name, size=len(data), limit=MAX_BUNDLE_BYTES)
@@ -267,17 +250,34 @@ def read_bundle(data: bytes, *, name: str = "bundle.json") -> RunRecord:
         if f in ("grouping_hash", "error"):
             kind = (str, type(None))
         fields[f] = _need(run, f, kind, name, f"run.{f}")
-    blobs = [_decode(e if isinstance(e, dict) else {}, "table", name) for e in _need(obj, "tables", list, name, "tables")]
-    _check_expansion(blobs, name, packed=len(data))
+    if not RUN_ID_PATTERN.fullmatch(fields["run_id"]):
+        raise fail("BUNDLE_BAD_RUN_ID", name=name, run_id=excerpt(fields["run_id"]))
+    for stamp in ("created_at", "updated_at"):
+        if not _is_timestamp(fields[stamp]):
+            raise fail("BUNDLE_BAD_DATE", name=name, field=stamp, value=excerpt(fields[stamp]))
+    if fields["status"] == "running":
+        fields.update(status="interrupted", error=fields["error"] or RUNNING_NOTE)
+    limits = Limits.from_env()
+    entries = {}
+    for what in ("table", "artifact"):
+        listed = [e if isinstance(e, dict) else {} for e in _need(obj, what + "s", list, name, what + "s")]
+        limits.check_count("bundle_tables", listed, where=f"The bundle {name}")
+        labels = [_need(e, "name", str, name, f"a {what} name") for e in listed]
+        for label, count in Counter(labels).items():
+            if count > 1:
+                raise fail("BUNDLE_DUPLICATE", name=name, what=what, entry=excerpt(label), count=count)
+        entries[what] = listed
+    blobs = [_decode(e, "table", name) for e in entries["table"]]
+    packed_artifacts = sum(len(e["data"]) * 3 // 4 for e in entries["artifact"] if isinstance(e.get("data"), str))
+    _check_expansion(blobs, name, packed=len(data), limits=limits, artifact_bytes=packed_artifacts)
+    artifacts = dict(_decode(e, "artifact", name) for e in entries["artifact"])  # counted before decoding
     tables = {}
     for label, blob in blobs:
         try:
             tables[label] = pd.read_parquet(io.BytesIO(blob), engine="pyarrow")
         except Exception as exc:  # pyarrow raises many types
             raise fail("BUNDLE_BAD_ENTRY", name=name, what="table", entry=label, reason=excerpt(str(exc), 200)) from exc
-    artifacts = dict(
-        _decode(e if isinstance(e, dict) else {}, "artifact", name) for e in _need(obj, "artifacts", list, name, "artifacts")
-    )
+        _check_cells(tables[label], where=f"The bundle {name}, table {excerpt(label)}", limits=limits)
     record = RunRecord(
         **fields, tables=types.MappingProxyType(tables), artifacts=types.MappingProxyType(artifacts)
     )
@@ -285,8 +285,28 @@ def read_bundle(data: bytes, *, name: str = "bundle.json") -> RunRecord:
     return record
 
 
-def _expanded_bytes(blob: bytes) -> int:
-    """Memory a Parquet table will take once read, from its metadata alone (a lower bound).
+def _is_timestamp(text: str) -> bool:
+    """An ISO 8601 date and time with a time zone, as the registry writes them."""
+    import datetime as dt
+
+    try:
+        return dt.datetime.fromisoformat(text).tzinfo is not None
+    except ValueError:
+        return False
+
+
+def _check_cells(df: pd.DataFrame, *, where: str, limits: Limits) -> None:
+    """Refuse a text cell (or column name) longer than ``AUDIT_MAX_CELL_CHARS``."""
+    longest = max((len(str(c)) for c in df.columns), default=0)
+    for col in df.columns:
+        if df[col].dtype == object or pd.api.types.is_string_dtype(df[col].dtype):
+            lengths = [len(v) for v in df[col].to_numpy() if isinstance(v, (str, bytes))]
+            longest = max(longest, max(lengths, default=0))
+    limits.check_count("cell_chars", longest, where=where)
+
+
+def _expanded_bytes(blob: bytes) -> tuple[int, int]:
+    """Memory a Parquet table will take once read, from its metadata alone (a lower bound), and its column count.
 
     The declared uncompressed page sizes, but at least 8 bytes per cell:
     dictionary and run-length encodings declare far less than they expand to.
@@ -295,20 +315,26 @@ def _expanded_bytes(blob: bytes) -> int:
 
     meta = pq.ParquetFile(io.BytesIO(blob)).metadata
     declared = sum(meta.row_group(i).total_byte_size for i in range(meta.num_row_groups))
-    return max(declared, 8 * meta.num_rows * meta.num_columns)
+    return max(declared, 8 * meta.num_rows * meta.num_columns), meta.num_columns
 
 
-def _check_expansion(blobs: list[tuple[str, bytes]], name: str, *, packed: int) -> None:
-    cap = Limits.from_env().max_expansion_bytes
-    total, mb = 0, 1024 * 1024
+def _check_expansion(blobs: list[tuple[str, bytes]], name: str, *, packed: int, limits: Limits,
+                     artifact_bytes: int) -> None:
+    """Refuse tables wider than ``AUDIT_MAX_BUNDLE_COLUMNS``, and tables plus artifacts over the expansion cap."""
+    cap = limits.max_expansion_bytes
+    total, mb = artifact_bytes, 1024 * 1024
+    if total > cap:
+        raise fail("BUNDLE_EXPANDS", name=name, expanded_mb=total / mb, packed_mb=packed / mb, entry="its artifacts",
+                   entry_mb=total / mb, cap_mb=cap / mb)
     for label, blob in blobs:
         try:
-            size = _expanded_bytes(blob)
+            size, n_columns = _expanded_bytes(blob)
         except Exception as exc:  # pyarrow raises many types for a damaged footer
             raise fail("BUNDLE_BAD_ENTRY", name=name, what="table", entry=label, reason=excerpt(str(exc), 200)) from exc
+        limits.check_count("bundle_columns", n_columns, where=f"The bundle {name}, table {excerpt(label)},")
         total += size
         if total > cap:
-            raise fail("BUNDLE_EXPANDS", name=name, expanded_mb=total / mb, packed_mb=packed / mb, entry=excerpt(label),
+            raise fail("BUNDLE_EXPANDS", name=name, expanded_mb=total / mb, packed_mb=packed / mb, entry=f"table {excerpt(label)}",
                        entry_mb=size / mb, cap_mb=cap / mb)
 
 
@@ -323,7 +349,9 @@ def check_run_tables(record: RunRecord, *, name: str = "bundle.json") -> None:
     Raises
     ------
     AuditInputError
-        ``BUNDLE_BAD_TABLES`` naming the table and the missing columns.
+        ``BUNDLE_BAD_TABLES`` naming the table and the missing columns,
+        ``BUNDLE_NOT_NUMBERS`` naming the table, column, row and value where
+        the plug-in declares numbers (:attr:`~audit_core.runs.plugin.AuditRunner.numbers`).
     """
     load_builtin_audits()
     runner = AUDITS.get(record.audit_kind)
@@ -335,6 +363,22 @@ def check_run_tables(record: RunRecord, *, name: str = "bundle.json") -> None:
         if missing:
             raise fail("BUNDLE_BAD_TABLES", name=name, kind=record.audit_kind, table=excerpt(table),
                        missing=excerpts(missing))
+        for column in runner.numbers.get(table, ()):
+            values = df[column]
+            if pd.api.types.is_numeric_dtype(values.dtype):  # numbers and booleans (missing values are NaN)
+                continue
+            bad = [i for i, v in enumerate(values.to_numpy()) if not _is_number(v)]
+            if bad:
+                v = values.iloc[bad[0]]
+                raise fail("BUNDLE_NOT_NUMBERS", name=name, kind=record.audit_kind, table=excerpt(table),
+                           column=excerpt(column), row=bad[0] + 1, found=f"{type(v).__name__} {excerpt(v)}")
+
+
+def _is_number(value: Any) -> bool:
+    """A number, a boolean or a missing value (``None``, NaN), never text."""
+    import numbers
+
+    return value is None or isinstance(value, (numbers.Number, np.bool_))
 
 
 def import_bundle(registry: RunRegistry, data: bytes, *, name: str = "bundle.json") -> str:
@@ -352,24 +396,3 @@ def import_bundle(registry: RunRegistry, data: bytes, *, name: str = "bundle.jso
         already holds a run with that id (nothing is changed).
     """
     return registry.restore(read_bundle(data, name=name))
-
-
-def write_parquet_tables(record: RunRecord, directory: str | Path) -> list[Path]:
-    """Write each result table as ``<directory>/<name>.parquet`` (atomically, :func:`write_file`); return the paths."""
-    out = Path(directory)
-    return [write_file(out / f"{_safe(name)}.parquet", table_parquet(df)) for name, df in record.tables.items()]
-
-
-def parquet_zip(record: RunRecord) -> bytes:
-    """A zip archive of ``<name>.parquet`` per table (fixed timestamps: deterministic)."""
-    buf = io.BytesIO()
-    with zipfile.ZipFile(buf, "w", compression=zipfile.ZIP_DEFLATED) as zf:
-        for name, df in record.tables.items():
-            info = zipfile.ZipInfo(f"{_safe(name)}.parquet", date_time=(1980, 1, 1, 0, 0, 0))
-            info.compress_type = zipfile.ZIP_DEFLATED
-            zf.writestr(info, table_parquet(df))
-    return buf.getvalue()
-
-
-def _safe(name: str) -> str:
-    return "".join(c if c.isalnum() or c in "-_." else "_" for c in name) or "table"

@@ -7,6 +7,7 @@ Pure library code: never imports streamlit or plotly.
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -18,7 +19,7 @@ from audit_core.models.zoo import ModelSpec
 from .config import AuditConfig, load_data
 from .context import AuditContext
 from .plugin import AuditResult, ExecutionOptions, Progress, get_runner
-from .registry import RunRegistry
+from .registry import RunRecord, RunRegistry
 
 __all__ = ["RunOutcome", "run_config"]
 
@@ -54,6 +55,7 @@ def run_config(
     base_dir: str | Path,
     execution: ExecutionOptions | None = None,
     progress: Progress | None = None,
+    before_done: Callable[[RunRecord], None] | None = None,
 ) -> list[RunOutcome]:
     """Run every audit of a validated config and save each as one registry run.
 
@@ -66,6 +68,12 @@ def run_config(
         Folder that relative data paths are resolved against.
     execution : ExecutionOptions, optional
     progress : callable(done, total, step), optional
+    before_done : callable(RunRecord), optional
+        Called with each finished run after its results are stored and
+        before it is marked ``"done"``
+        (:meth:`~audit_core.runs.registry.RunRegistry.finish_run`): the CLI
+        writes the run's output folder there. If it raises, the run is saved
+        as ``"failed"`` with the error, like a failing audit.
 
     Returns
     -------
@@ -132,7 +140,7 @@ def run_config(
             result = runner.run(options, context=context, progress=report)
             seeds = {"model": int(config.model["seed"]), **dict(result.manifest.get("seeds", {}))}
             manifest = {**base_manifest, **dict(result.manifest), "seeds": seeds, "summary": dict(result.summary)}
-            registry.finish_run(run_id, tables=dict(result.tables), manifest=manifest)
+            registry.finish_run(run_id, tables=dict(result.tables), manifest=manifest, before_done=before_done)
         except Exception as exc:  # noqa: BLE001 - recorded on the run, reported by the caller
             text = exc.message if isinstance(exc, AuditInputError) else f"{type(exc).__name__}: {exc}"
             registry.fail_run(run_id, error=text)

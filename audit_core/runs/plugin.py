@@ -144,6 +144,11 @@ class AuditRunner:
         The columns each stored table must have when present (those the Runs
         page, the report and the release gate read). An imported bundle of
         this kind is checked against it (:func:`audit_core.runs.bundle.check_run_tables`).
+    numbers : mapping of str to tuple of str
+        Of those columns, the ones that must hold numbers (or booleans): an
+        imported bundle with text there is refused
+        (:func:`audit_core.runs.bundle.check_run_tables`) instead of failing
+        later in a figure or the report.
     model_spec : callable(options, config) -> dict, optional
         The run's model description for the registry, for an audit that fits
         models of its own (e.g. Transport, which may hold several); by
@@ -158,6 +163,7 @@ class AuditRunner:
     check_data: Callable[..., None] | None = None
     tables: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     model_spec: Callable[..., dict] | None = None
+    numbers: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
 
 
 #: kind -> runner. Populated by :func:`register_audit`.

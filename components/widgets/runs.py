@@ -25,7 +25,8 @@ import pandas as pd
 import streamlit as st
 
 from audit_core.errors import AuditInputError, fail
-from audit_core.runs.bundle import export_bundle, import_bundle, parquet_zip
+from audit_core.runs.bundle import export_bundle, import_bundle
+from audit_core.runs.export import parquet_zip
 from audit_core.runs.compare import change_directions, compare_runs_tables, largest_changes
 from audit_core.runs.gate import compare_runs
 from audit_core.runs.registry import RunRecord

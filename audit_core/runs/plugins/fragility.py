@@ -172,6 +172,12 @@ TABLES: dict[str, tuple[str, ...]] = {
     "temperature": ("method", "subset"),
     "metrics": ("split", "metric", "value"),
 }
+#: Of those, the columns that must hold numbers.
+NUMBERS: dict[str, tuple[str, ...]] = {
+    "summary": ("p_hat", "k_star", "rcma", "fds"),
+    "auroc": ("n", "n_brittle", "auroc", "lo", "hi"),
+    "metrics": ("value",),
+}
 
 
 def check_data(options: dict[str, Any], data: Any, *, where: str) -> None:
@@ -248,5 +254,5 @@ def run(options: dict[str, Any], *, context: AuditContext, progress: Progress) -
 #: The registered ``fragility`` runner.
 FRAGILITY_AUDIT = register_audit(
     AuditRunner(kind="fragility", title="Fragility (certificates)", validate_config=validate_config, run=run,
-                needs_workspace=True, check_data=check_data, tables=TABLES)
+                needs_workspace=True, check_data=check_data, tables=TABLES, numbers=NUMBERS)
 )

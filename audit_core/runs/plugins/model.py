@@ -170,5 +170,7 @@ MODEL_AUDIT = register_audit(
         tables={"metrics": ("split", "metric", "value"), "grouping": ("feature", "raw_column", "group"),
                 "baseline": ("feature", "baseline"), "metric_intervals": ("metric", "lower", "upper"),
                 "seed_variability": ("seed", "auroc")},
+        numbers={"metrics": ("value",), "baseline": ("baseline",), "metric_intervals": ("lower", "upper"),
+                 "seed_variability": ("seed", "auroc")},
     )
 )

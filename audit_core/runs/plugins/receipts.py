@@ -186,5 +186,6 @@ RECEIPTS_AUDIT = register_audit(
     AuditRunner(kind="receipts", title="Receipts (executed cubes)", validate_config=validate_config, run=run,
                 needs_workspace=False,
                 tables={"cells": ("cell", "verdict", "in_receipt"), "verdicts": ("endpoint", "verdict"),
-                        "by_mutation": ("stratum", "mutation", "cases", "share_changed")})
+                        "by_mutation": ("stratum", "mutation", "cases", "share_changed")},
+                numbers={"cells": ("in_receipt",), "by_mutation": ("cases", "share_changed")})
 )

@@ -130,5 +130,6 @@ TRANSPORT_AUDIT = register_audit(
                         "verdicts": ("metric", "verdict"),
                         "reliability": ("domain", "model", "mapping", "mean_p", "frac_pos"),
                         "curves": ("coverage", "risk", "domain", "model", "mapping")},
+                numbers={"results": ("value",), "reliability": ("mean_p", "frac_pos"), "curves": ("coverage", "risk")},
                 model_spec=model_spec)
 )

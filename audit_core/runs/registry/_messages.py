@@ -85,6 +85,10 @@ register_messages(
             "it was saved by another version or edited. Its tables, manifest and configuration "
             "are shown as stored."
         ),
+        "REGISTRY_BAD_RUN_DATE": (
+            "Cannot store the run {run_id}: its {name} is {value!r}, which is not a date and time "
+            "(a run's timestamps look like '2024-05-01T13:00:00.000000+00:00')."
+        ),
         "REGISTRY_BAD_DATE": (
             "Cannot filter runs by {name}={value!r}: not a date or timestamp. "
             "Use e.g. '2024-05-01' or '2024-05-01T13:00:00+00:00'."

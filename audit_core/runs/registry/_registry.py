@@ -1,11 +1,12 @@
 """The run API: :class:`RunRegistry` (create, finish, save, restore, list, load, delete)."""
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import json
 import sqlite3
 import types
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -129,11 +130,21 @@ class RunRegistry(_RegistryFile):
         tables: Mapping[str, pd.DataFrame],
         artifacts: Mapping[str, bytes] | None = None,
         manifest: dict | None = None,
+        before_done: Callable[[RunRecord], None] | None = None,
     ) -> None:
         """Store a run's tables and artifacts and mark it ``"done"``.
 
         Everything happens in one transaction: a run is never ``"done"``
         without its tables, and a crash leaves it ``"running"``.
+
+        With ``before_done`` the results are stored first (the run stays
+        ``"running"``), ``before_done`` is called with the run exactly as it
+        will read once done (status, ``updated_at``), and only when it
+        returns is the run marked ``"done"``. The CLI writes the run's output
+        folder there, so a run killed while writing it is never ``"done"``
+        without it: it stays ``"running"`` until :meth:`mark_interrupted`
+        finds its process gone. If ``before_done`` raises, the run is left
+        ``"running"`` for the caller to fail.
 
         Parameters
         ----------
@@ -145,6 +156,8 @@ class RunRegistry(_RegistryFile):
             Binary artifacts, e.g. a saved model file.
         manifest : dict, optional
             If given, replaces the manifest saved at creation.
+        before_done : callable(RunRecord), optional
+            Called after the results are stored and before the status changes.
 
         Raises
         ------
@@ -156,21 +169,20 @@ class RunRegistry(_RegistryFile):
         blobs = _serialise_tables(tables)
         arts = _check_artifacts(artifacts)
         manifest_json = _dump_json(manifest, "manifest") if manifest is not None else None
+        done = "UPDATE runs SET status = 'done', updated_at = ?, error = NULL, owner = NULL WHERE run_id = ?"
         with self._transaction(write=True) as conn:
             self._require_running(conn, run_id)
             self._write_results(conn, run_id, blobs, arts)
             now = _iso(_records._utcnow())
-            if manifest_json is None:
-                conn.execute(
-                    "UPDATE runs SET status = 'done', updated_at = ?, error = NULL, owner = NULL WHERE run_id = ?",
-                    (now, run_id),
-                )
-            else:
-                conn.execute(
-                    "UPDATE runs SET status = 'done', updated_at = ?, manifest = ?, error = NULL, owner = NULL "
-                    "WHERE run_id = ?",
-                    (now, manifest_json, run_id),
-                )
+            if manifest_json is not None:
+                conn.execute("UPDATE runs SET manifest = ? WHERE run_id = ?", (manifest_json, run_id))
+            if before_done is None:
+                conn.execute(done, (now, run_id))
+                return
+        before_done(dataclasses.replace(self.load(run_id), status="done", updated_at=now, error=None))
+        with self._transaction(write=True) as conn:
+            self._require_running(conn, run_id)
+            conn.execute(done, (now, run_id))
 
     def fail_run(self, run_id: str, *, error: str) -> None:
         """Mark a running run as ``"failed"`` with an error text.
@@ -262,8 +274,11 @@ class RunRegistry(_RegistryFile):
         if record.status not in RUN_STATUSES:
             raise fail("REGISTRY_BAD_STATUS", status=record.status)
         for name in ("created_at", "updated_at"):
-            if _parse_bound(getattr(record, name), name) is None:  # pragma: no cover
-                raise fail("REGISTRY_BAD_DATE", name=name, value=getattr(record, name))
+            try:
+                _parse_bound(getattr(record, name), name)
+            except AuditInputError:  # that message is about filtering; this one is about the run
+                raise fail("REGISTRY_BAD_RUN_DATE", run_id=record.run_id, name=name,
+                           value=getattr(record, name)) from None
         row = self._run_row(
             audit_kind=record.audit_kind,
             dataset_name=record.dataset_name,
