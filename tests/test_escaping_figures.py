@@ -31,8 +31,9 @@ from tests.hostile_names import INVISIBLE, hostile_registry, payloads
 
 #: Public functions of components.figures that return no figure.
 NOT_BUILDERS = {"verdict_colours", "cell_label", "pooled_domain_auroc",
-                "not_run"}  # not_run annotates a figure a builder made; it runs inside that builder
-OWN_TAGS = re.compile(r"<br>|<extra>|</extra>")
+                "not_run",  # annotates a figure a builder made; it runs inside that builder
+                "slice_subtitle"}  # a title's second line (placeholders, escaped with the builder's figure)
+OWN_TAGS = re.compile(r"<br>|<extra>|</extra>|<sup>|</sup>")
 ENTITY = re.compile(r"&(?!amp;|lt;|gt;)")
 
 
