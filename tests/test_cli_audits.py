@@ -292,3 +292,26 @@ def test_sigkill_never_leaves_a_done_run_without_its_output_folder(tmp_path: Pat
         folder = out / run_id
         assert (folder / "bundle.json").is_file() and (folder / "report.html").is_file(), (when, run_id)
         assert len(list((folder / "tables").glob("*.parquet"))) == n_tables > 0, (when, run_id)
+
+
+def test_run_prints_the_warnings_its_manifest_keeps(tmp_path: Path, reg: Path) -> None:
+    """100 rows, LightGBM on 75: constant predictions. The run is done; the CLI says the model learned nothing."""
+    import numpy as np
+
+    rng = np.random.default_rng(0)
+    y = np.where(np.arange(100) % 10 < 3, "yes", "no")
+    pd.DataFrame({"x": rng.normal(size=100) + (y == "yes") * 2.0, "z": rng.normal(size=100), "y": y}).to_csv(
+        tmp_path / "toy.csv", index=False)
+    _config(tmp_path, """\
+        data: {path: toy.csv}
+        dataset: {targets: [{kind: class, name: t, column: y, positive: 'yes'}], roles: {y: ignore}}
+        model: {kind: lightgbm, seed: 0}
+        audits:
+          - {kind: fragility, max_cases: 5, chunk_size: 5, n_boot: 2, shap_max_cases: 0, search_max_cases: 2,
+             perm_repeats: 1, stress_draws: 2}
+        """)
+    done = cli("run", "cfg.yaml", "--registry", str(reg), "--out", "out", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    warnings = [line for line in done.stdout.splitlines() if line.startswith("  warning: ")]
+    assert any(w.startswith("  warning: The model's predictions are (nearly) constant: over the 25 held-out rows")
+               for w in warnings), done.stdout

@@ -142,3 +142,17 @@ def test_a_small_transport_run_with_one_target_says_which_partitions_are_short_a
                       f"{info.target_definitions[0]['name']!r} with another definition of the target, and only one is "
                       f"declared. Declare a second target to run it."]
     assert not (result.table["analysis"] == "target_decomposition").any()
+
+
+def test_the_constant_prediction_warning_is_saved_with_the_model_run(tmp_path):
+    """Saved runs keep the held-out warnings in their manifest (the Runs page and the CLI show them from there)."""
+    from audit_core.models.training import train_workspace
+    from audit_core.models.zoo import ModelSpec
+    from audit_core.runs.registry import RunRegistry
+    from audit_core.runs.save import save_workspace
+
+    ws = train_workspace(_toy(), spec=ModelSpec(kind="lightgbm", seed=0))
+    registry = RunRegistry(tmp_path / "registry.sqlite3")
+    saved = registry.load(save_workspace(registry, ws))
+    assert [w["code"] for w in saved.manifest["warnings"]] == [c for c, _ in ws.warnings]
+    assert "TRAIN_CONSTANT_PREDICTIONS" in {w["code"] for w in saved.manifest["warnings"]}

@@ -44,7 +44,7 @@ def library_versions() -> dict[str, str]:
 
 
 def workspace_manifest(ws: Workspace) -> dict[str, Any]:
-    """Seeds, input fingerprint, partition sizes and library versions of a workspace."""
+    """Seeds, input fingerprint, partition sizes, library versions and held-out warnings of a workspace."""
     return {
         "dataset_fingerprint": ws.dataset.fingerprint,
         "n_input_rows": int(ws.dataset.n_input_rows),
@@ -54,4 +54,6 @@ def workspace_manifest(ws: Workspace) -> dict[str, Any]:
         "seed": int(ws.model.spec.get("seed", 0)),
         "grouping_hash": ws.grouping.hash,
         "versions": library_versions(),
+        # the declared warnings of the held-out check (few held-out rows of a class, constant predictions)
+        "warnings": [{"code": code, "message": message} for code, message in ws.warnings],
     }

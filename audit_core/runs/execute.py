@@ -140,6 +140,9 @@ def run_config(
             result = runner.run(options, context=context, progress=report)
             seeds = {"model": int(config.model["seed"]), **dict(result.manifest.get("seeds", {}))}
             manifest = {**base_manifest, **dict(result.manifest), "seeds": seeds, "summary": dict(result.summary)}
+            # the model's held-out warnings and the audit's own, each once
+            both = [*(base_manifest.get("warnings") or ()), *(result.manifest.get("warnings") or ())]
+            manifest["warnings"] = [w for i, w in enumerate(both) if w not in both[:i]]
             registry.finish_run(run_id, tables=dict(result.tables), manifest=manifest, before_done=before_done)
         except Exception as exc:  # noqa: BLE001 - recorded on the run, reported by the caller
             text = exc.message if isinstance(exc, AuditInputError) else f"{type(exc).__name__}: {exc}"
