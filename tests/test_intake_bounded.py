@@ -1,8 +1,8 @@
 """A bounded intake: gzip stopped at the cap, rows counted while read, peak memory within the declared multiple.
 
 Before: the row cap was checked after the whole file was parsed, so a 0.26 MB
-gzip upload expanding to 60 MB of rows peaked at 1.1 GB above the memory in
-use before the read, and a 1.05 MB one expanding to 240 MB at about 4.6 GB
+gzip upload expanding to 60 MB of rows peaked at 1,127 MB above the memory in
+use before the read, and a 1.05 MB one expanding to 240 MB at 4,370 MB
 (``benchmarks/intake_memory.py --root <old checkout>``); the expansion cap
 (2,000 MB) let a 9 MB upload ask for 2 GB of text.
 
@@ -43,7 +43,7 @@ def test_issue_gzip_uploads_are_refused_quickly_in_bounded_memory(tmp_path, expa
     assert path.stat().st_size < 1.1 * MB  # 0.26 MB and 1.05 MB packed
     r = measure([path], {"AUDIT_MAX_UPLOAD_MB": "200", "AUDIT_MAX_ROWS": "5000000"})
     assert r["outcome"] == code
-    # At most the text up to the cap (200 MB) is held, once; before, 1,127 MB and about 4.6 GB.
+    # At most the text up to the cap (200 MB) is held, once; before, 1,127 MB and 4,370 MB.
     assert r["extra_mib"] < 1.5 * 200
     assert r["cpu_s"] < 30  # before: minutes
 
