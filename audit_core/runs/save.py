@@ -7,6 +7,7 @@ from audit_core.fragility.audit import FragilityAudit, fragility_run_parts
 from audit_core.models.manifest import workspace_manifest
 from audit_core.models.training import Workspace
 
+from .privacy import store_case_data_choice
 from .registry import RunRegistry
 
 __all__ = ["save_workspace", "save_fragility_run"]
@@ -41,9 +42,16 @@ def save_workspace(registry: RunRegistry, ws: Workspace) -> str:
     )
 
 
-def save_fragility_run(registry: RunRegistry, ws: Workspace, audit: FragilityAudit) -> str:
-    """Save an audit as an ``audit_kind="fragility"`` run and return its id."""
+def save_fragility_run(registry: RunRegistry, ws: Workspace, audit: FragilityAudit, *,
+                       store_case_data: bool = False) -> str:
+    """Save an audit as an ``audit_kind="fragility"`` run and return its id.
+
+    Without ``store_case_data`` the run holds case numbers instead of record
+    keys and no true labels (:func:`audit_core.runs.privacy.without_case_data`).
+    """
     parts = fragility_run_parts(ws, audit)
+    parts["tables"], parts["manifest"] = store_case_data_choice(parts["tables"], parts["manifest"],
+                                                                store=store_case_data)
     return registry.save(
         audit_kind="fragility",
         dataset_name=ws.dataset.config.name,
