@@ -25,6 +25,7 @@ if model_changed:
     st.page_link("pages/data_groups.py", label="Retrain on Data & groups", icon=":material/table_chart:")
 
 options = fw.options_form(ws)
+store_case_data = fw.case_data_choice()
 job = jobs.current(fw.JOB)
 running = job is not None and job.running
 c1, c2 = st.columns([1, 4])
@@ -35,7 +36,7 @@ if c2.button("Stop", key="act_fr_stop"):
     else:
         st.warning("Run stopped by the user; nothing from the interrupted run was saved.")
 if run:
-    job = fw.start_audit(ws, options)
+    job = fw.start_audit(ws, options, store_case_data=store_case_data)
 fw.follow_and_adopt(job)
 
 audit = fw.AUDIT_SLOT.value

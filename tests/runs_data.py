@@ -70,7 +70,7 @@ def save_custom_run(registry: RunRegistry, *, kind: str = "custom_audit", verdic
     )
 
 
-def save_fragility_run(registry: RunRegistry, *, max_cases: int = 30) -> str:
+def save_fragility_run(registry: RunRegistry, *, max_cases: int = 30, store_case_data: bool = False) -> str:
     """A small ``fragility`` audit on the loan sample through :func:`run_config`; returns the run id."""
     cfg = parse_config(
         {
@@ -78,7 +78,8 @@ def save_fragility_run(registry: RunRegistry, *, max_cases: int = 30) -> str:
             "data": {"sample": "loan_synthetic"},
             "model": {"kind": "logistic_regression", "seed": 0},
             "audits": [{"kind": "fragility", "max_cases": max_cases, "chunk_size": 10, "n_boot": 5,
-                        "shap_max_cases": 0, "search_max_cases": 5, "perm_repeats": 1, "stress_draws": 3}],
+                        "shap_max_cases": 0, "search_max_cases": 5, "perm_repeats": 1, "stress_draws": 3,
+                        "store_case_data": store_case_data}],
         }
     )
     (outcome,) = run_config(cfg, registry=registry, base_dir=ROOT)

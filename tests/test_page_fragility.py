@@ -67,6 +67,11 @@ def test_run_shows_results_and_saves_a_run(registry_path: Path) -> None:
     assert {"summary", "auroc"} <= set(rec.tables)
     assert len(rec.tables["summary"]) == 40
     assert {"key", "y_hat", "p_hat", "k_star", "rcma", "d", "fds", "donor_any"} <= set(rec.tables["summary"].columns)
+    # private by default: the opt-in box is off, so the run holds case numbers and no true labels
+    box = at.checkbox(key="fr_store_case_data")
+    assert box.value is False and box.label.startswith("Store the record keys and true labels")
+    assert "y_true" not in rec.tables["summary"].columns and rec.manifest["case_data"] is False
+    assert rec.tables["summary"]["key"].str.fullmatch(r"#\d+").all()
     assert {"score", "stratum", "auroc", "lo", "hi"} <= set(rec.tables["auroc"].columns)
     assert rec.manifest["grouping_hash"] == ws.grouping.hash and "seeds" in rec.manifest
     # Pick another case from the "confident but fragile" list: the inspector follows.
@@ -85,6 +90,20 @@ def test_run_shows_results_and_saves_a_run(registry_path: Path) -> None:
     if n:
         assert any(f"Listed: the {n} confident cases" in c and "brittle" in c for c in _texts(at, "caption"))
     assert any("than plain confidence" in t for t in texts), texts
+
+
+def test_opting_in_stores_record_keys_and_true_labels(registry_path: Path) -> None:
+    ws, _ = loan_workspace()
+    at = _fragility_page(ws)
+    at.number_input(key="fr_max_cases").set_value(20)
+    at.checkbox(key="fr_store_case_data").check()
+    at.button(key="act_fr_run").click().run()
+    assert not at.exception and not at.error, _texts(at, "error")
+    (run_id,) = RunRegistry(registry_path).list_runs(audit_kind="fragility")["run_id"]
+    rec = RunRegistry(registry_path).load(run_id)
+    keys = set(map(str, ws.dataset.keys))
+    assert rec.manifest["case_data"] is True and "y_true" in rec.tables["summary"].columns
+    assert set(rec.tables["summary"]["key"]) <= keys and len(rec.tables["summary"]) == 20
 
 
 def test_stop_button_says_stopped(registry_path: Path) -> None:

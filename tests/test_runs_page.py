@@ -147,3 +147,20 @@ def test_exports_are_built_when_clicked_not_when_a_run_opens(reg: RunRegistry,
     record = reg.load(run_id)
     html = runs_widgets._report_bytes(run_id, record.updated_at, str(reg.path)).decode("utf-8")
     assert built == ["render_report"] and run_id in html and html.lstrip().lower().startswith("<!doctype html")
+
+
+def test_a_run_whose_tables_cannot_share_one_zip_says_why_on_the_page(reg: RunRegistry) -> None:
+    """Two tables that would be written as one file: the zip button is disabled with the reason, the run opens."""
+    import hashlib
+
+    import pandas as pd
+
+    taken = f"a_b-{hashlib.sha256(b'a/b').hexdigest()[:8]}"
+    run_id = reg.save(audit_kind="custom", dataset_name="d", dataset_fingerprint="f" * 64, grouping_hash=None,
+                      model_spec={}, config={}, manifest={},
+                      tables={"a/b": pd.DataFrame({"v": [1]}), taken: pd.DataFrame({"v": [2]})})
+    at = _runs_page()
+    assert not at.exception, at.exception
+    assert at.selectbox(key="ru_open").value == run_id
+    button = next(b.proto for b in at.get("download_button") if b.proto.label == "Parquet tables (zip)")
+    assert button.disabled and button.help.startswith(f"Cannot export the tables 'a/b' and '{taken}' of this run")

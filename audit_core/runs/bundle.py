@@ -14,7 +14,7 @@ Bundle format (``format_version`` 1)::
 
 Tables are Parquet bytes (pyarrow) in base64, the registry's own encoding, so
 every dtype, index and missing value comes back exactly; each carries the
-SHA-256 of its bytes. The bundle holds result tables only, never the audited
+SHA-256 of its bytes. The bundle holds result tables only, never rows of the audited
 data. Keys are sorted, so exporting the same run twice gives the same bytes.
 
 Importing checks before anything is decoded into memory or written: the

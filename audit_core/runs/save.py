@@ -7,6 +7,7 @@ from audit_core.fragility.audit import FragilityAudit, fragility_run_parts
 from audit_core.models.manifest import workspace_manifest
 from audit_core.models.training import Workspace
 
+from .privacy import store_case_data_choice
 from .registry import RunRegistry
 
 __all__ = ["save_workspace", "save_fragility_run"]
@@ -42,10 +43,16 @@ def save_workspace(registry: RunRegistry, ws: Workspace) -> str:
 
 
 def save_fragility_run(registry: RunRegistry, ws: Workspace, audit: FragilityAudit, *,
-                       models: pd.DataFrame | None = None) -> str:
+                       models: pd.DataFrame | None = None, store_case_data: bool = False) -> str:
     """Save an audit as an ``audit_kind="fragility"`` run and return its id (with the model comparison
-    table ``models`` when given)."""
+    table ``models`` when given).
+
+    Without ``store_case_data`` the run holds case numbers instead of record
+    keys and no true labels (:func:`audit_core.runs.privacy.without_case_data`).
+    """
     parts = fragility_run_parts(ws, audit, models=models)
+    parts["tables"], parts["manifest"] = store_case_data_choice(parts["tables"], parts["manifest"],
+                                                                store=store_case_data)
     return registry.save(
         audit_kind="fragility",
         dataset_name=ws.dataset.config.name,

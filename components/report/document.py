@@ -46,6 +46,7 @@ from audit_core.findings.glossary import explain
 from audit_core.findings.records import GATE_KINDS
 from audit_core.runs.bundle import write_file
 from audit_core.runs.gate import GateResult, compare_runs
+from audit_core.runs.privacy import case_data_held
 from audit_core.runs.registry import RunRecord
 from audit_core.safe_text import html_text, map_text, reveal
 
@@ -231,8 +232,26 @@ def _detail(record: RunRecord, figures: list, figure_note: str, details: list[st
                 if pre_id == "manifest" else "")
         parts.append(f"<h2>{title}</h2>{note}<details><summary>{title}</summary>"
                      f"<pre id='{pre_id}'>{e(json.dumps(obj, indent=2, sort_keys=True))}</pre></details>")
-    parts += ["<p class='note'>This report holds result tables only, never the audited data.</p>", "</div>"]
+    parts += [f"<p class='note' id='contents-note'>{e(contents_note(record))}</p>", "</div>"]
     return parts
+
+
+def contents_note(record: RunRecord) -> str:
+    """The report's footer: exactly what the report holds, read from the run itself.
+
+    Whether record keys and true labels are in it follows
+    :func:`audit_core.runs.privacy.case_data_held` (the run's stored choice).
+    """
+    head = "This report holds the run's result tables, manifest, configuration and model specification"
+    keyed = [df for df in record.tables.values() if "key" in df.columns]
+    if not keyed:
+        return head + ": no record keys, no true labels and no rows of the audited data."
+    if case_data_held(record.tables, record.manifest):
+        return (f"{head}. Its per-case tables (the first {MAX_TABLE_ROWS} rows of each) show certified cases by "
+                "their record keys, with their true labels: the run was saved with them on request. It holds no "
+                "other values of the audited data.")
+    return (f"{head}. Its per-case tables show certified cases by number (#1, #2, ...), not by record key, and "
+            "no true labels; it holds no rows of the audited data.")
 
 
 def render_report(record: RunRecord, *, generated_at: str | None = None, gate: GateResult | None = None) -> str:

@@ -39,7 +39,8 @@ from components.figures import fragility as ff
 from components.glossary import table as show_table
 from components.state import PERSIST, Keys, ResultSlot, current_provenance, registry, workspace_key
 
-__all__ = ["AUDIT_KEY", "AUDIT_SLOT", "JOB", "NEURAL_KEY", "options_form", "start_audit", "follow_and_adopt",
+__all__ = ["AUDIT_KEY", "AUDIT_SLOT", "JOB", "NEURAL_KEY", "options_form", "case_data_choice", "start_audit",
+           "follow_and_adopt",
            "show_audit", "neural_section"]
 
 AUDIT_KEY = "fragility_audit"
@@ -78,13 +79,24 @@ def options_form(ws: Workspace) -> AuditOptions:
     )
 
 
-def start_audit(ws: Workspace, options: AuditOptions) -> jobs.Job:
-    """Start the audit as a job; the worker saves a complete audit as a fragility run."""
+def case_data_choice() -> bool:
+    """The opt-in checkbox: store record keys and true labels of the certified cases in the registry (off)."""
+    return st.checkbox(
+        "Store the record keys and true labels of the certified cases in the registry", value=False,
+        key="fr_store_case_data", persist_state=PERSIST,
+        help="Off (the default): the saved run, its report and its bundle name the cases #1, #2, ... "
+             "and hold no true labels. On: they hold each case's record key and true label, and anyone who can "
+             "open this registry on Runs & reports can read them. This page shows them either way.")
+
+
+def start_audit(ws: Workspace, options: AuditOptions, *, store_case_data: bool = False) -> jobs.Job:
+    """Start the audit as a job; the worker saves a complete audit as a fragility run (case data only if asked)."""
     reg = registry()
 
     def work(job: jobs.Job):
         audit = run_fragility_audit(ws, options=options, progress=job.progress, should_stop=job.stop_requested)
-        return audit, (save_fragility_run(reg, ws, audit) if audit.complete else None)
+        return audit, (save_fragility_run(reg, ws, audit, store_case_data=store_case_data) if audit.complete
+                       else None)
 
     return jobs.start(JOB, "Fragility audit", work, provenance=current_provenance(model=True))
 

@@ -26,7 +26,7 @@ import streamlit as st
 
 from audit_core.errors import AuditInputError, fail
 from audit_core.runs.bundle import export_bundle, import_bundle
-from audit_core.runs.export import parquet_zip
+from audit_core.runs.export import parquet_file_names, parquet_zip
 from audit_core.runs.compare import change_directions, compare_runs_tables, largest_changes
 from audit_core.runs.gate import compare_runs
 from audit_core.runs.registry import RunRecord
@@ -197,8 +197,10 @@ def run_view_section(runs: pd.DataFrame) -> None:
         c2.download_button(
             "JSON bundle", data=functools.partial(export_bundle, record), file_name=f"run-{safe}.json", mime="application/json", key="act_ru_dl_bundle"
         )
+        clash = _parquet_clash(record)
         c3.download_button(
-            "Parquet tables (zip)", data=functools.partial(parquet_zip, record), file_name=f"tables-{safe}.zip", mime="application/zip", key="act_ru_dl_parquet"
+            "Parquet tables (zip)", data=functools.partial(parquet_zip, record), file_name=f"tables-{safe}.zip", mime="application/zip", key="act_ru_dl_parquet",
+            disabled=clash is not None, help=clash,
         )
         _model_card(c5, run_id, record)
         if c4.button("Delete run…", key="act_ru_delete", disabled=registry().read_only,
@@ -329,3 +331,12 @@ def import_section() -> None:
             run_id = import_bundle(registry(), upload.getvalue(), name=upload.name)
             _clear_caches()
             st.success(f"Imported run {code(run_id)}.", icon=":material/check_circle:")
+
+
+def _parquet_clash(record) -> str | None:
+    """Why the Parquet zip cannot be built (two tables would share a file name), or ``None``."""
+    try:
+        parquet_file_names(record.tables)
+    except AuditInputError as exc:
+        return exc.message
+    return None

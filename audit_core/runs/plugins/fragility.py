@@ -26,6 +26,12 @@ Config entry (every key optional; defaults are those of the Fragility page)::
       beam_width: 4
       temperature: true
       baseline_sensitivity: false
+      store_case_data: false  # true: the run stores record keys and true labels of the certified cases
+
+By default the run is private: record keys are replaced by case numbers and
+true labels are not stored (:mod:`audit_core.runs.privacy`); anyone who can
+open the registry reads what it stores, so set ``store_case_data: true`` only
+for a registry that is yours.
 
 The certificate chunks (of the audit and of its random-order ablation) go
 through ``context.execution.map``: each :class:`~audit_core.fragility.engine.CertificateChunk`
@@ -50,6 +56,7 @@ from audit_core.limits import Limits
 from ..config import check_keys, expect_type
 from ..context import AuditContext
 from ..plugin import AuditResult, AuditRunner, Progress, register_audit
+from ..privacy import store_case_data_choice
 
 __all__ = ["FRAGILITY_AUDIT", "OPTION_KEYS", "validate_config", "check_data", "run", "audit_options"]
 
@@ -61,6 +68,7 @@ OPTION_KEYS: tuple[str, ...] = (
     "max_cases", "case_seed", "chunk_size", "k", "path", "families", "grid", "n_draws", "seed", "weights",
     "donor_groups", "stress_draws", "stress_seed", "missing_codes", "thresholds", "n_boot", "perm_repeats",
     "shap_max_cases", "search_max_cases", "exact_budget", "beam_width", "temperature", "baseline_sensitivity",
+    "store_case_data",
 )
 
 # option -> (default, minimum) for the whole-number options
@@ -158,6 +166,7 @@ temperature, thresholds, weights.
     for col, vals in codes.items():
         expect_type(vals, list, where=f"{where}.missing_codes.{col}")
     out["missing_codes"] = {str(c): list(v) for c, v in codes.items()}
+    out["store_case_data"] = expect_type(o.get("store_case_data", False), bool, where=f"{where}.store_case_data")
     for key in ("temperature", "baseline_sensitivity"):
         out[key] = expect_type(o.get(key, getattr(_DEFAULTS, key)), bool, where=f"{where}.{key}")
     Limits.from_env().check_fields("fragility", out, where=where)
@@ -248,7 +257,8 @@ def run(options: dict[str, Any], *, context: AuditContext, progress: Progress) -
         summary["notes"] = " ".join(audit.notes)
     manifest = {**parts["manifest"], "audit_options": dict(options), "fragility_config": parts["config"]}
     manifest.pop("versions", None)  # run_config records them once
-    return AuditResult(tables=parts["tables"], summary=summary, manifest=manifest)
+    tables, manifest = store_case_data_choice(parts["tables"], manifest, store=options["store_case_data"])
+    return AuditResult(tables=tables, summary=summary, manifest=manifest)
 
 
 #: The registered ``fragility`` runner.
