@@ -13,9 +13,9 @@ pytestmark = pytest.mark.browser
 
 STEPS = (
     ("1 · A confident prediction that collapses", "yet the prediction flips to"),
-    ("2 · Which model ranks best, and which holds up when evidence goes missing?", "The model that ranks cases best"),
-    ("3 · Does the operating rule still hold on the new domain?", "the threshold that answers"),
-    ("4 · The release decision: what blocks, what passed, what is unknown", "Release is"),
+    ("2 · Which model holds up?", "The model that ranks cases best"),
+    ("3 · Does the rule still hold?", "the threshold that answers"),
+    ("4 · The release decision", "Release is"),
 )
 
 
