@@ -14,9 +14,9 @@ pytestmark = pytest.mark.browser
 
 STEPS = (
     ("1 · A confident prediction that collapses", "yet the prediction flips to"),
-    ("2 · The nominal winner against the most stable model", "The model with the best AUROC"),
-    ("3 · An operating rule that does not transport", "selection threshold answers"),
-    ("4 · The release gate's verdict and its receipt", "Release is"),
+    ("2 · Which model holds up?", "The model that ranks cases best"),
+    ("3 · Does the rule still hold?", "the threshold that answers"),
+    ("4 · The release decision", "Release is"),
 )
 
 

@@ -102,8 +102,8 @@ def test_worst_subgroup_coverage_ground_by_hand():
     ])
     run = SimpleNamespace(manifest={"config": {"models": ["m"], "mappings": ["raw"], "targets": [{"name": "t"}]}},
                           config={}, tables={"results": t})
-    value, detail = spec.extract(run)
-    assert value == pytest.approx((0.78 + 0.80) / 2, abs=1e-15) and "mean over 2 refit(s)" in detail
+    value, detail, invalid = spec.read(run)
+    assert not invalid and value == pytest.approx((0.78 + 0.80) / 2, abs=1e-15) and "mean over 2 refit(s)" in detail
     empty = SimpleNamespace(manifest=run.manifest, config={}, tables={"results": t[t["domain"] == "id"]})
-    value, detail = spec.extract(empty)
+    value, detail, _ = spec.read(empty)
     assert value is None and "declared no subgroup column" in detail

@@ -6,7 +6,8 @@ start of this branch:
 * the multi-class report's risk–selection y-axis title was cut ("ective risk (arg-max wrong among the answe");
 * a table without missing values got an empty "Missing values" chart on a −1…6 axis;
 * st.metric drew an up arrow beside a row count and beside "no change";
-* the risk–selection and frontier legends, on the right, squeezed each plot to about half of its 760 px.
+* the risk–selection and frontier legends, on the right, squeezed each plot to about half of its 760 px;
+* the receipt matrix's legend, below the plot, ran into its rotated cell labels.
 """
 from __future__ import annotations
 
@@ -105,3 +106,14 @@ def test_frontier_and_risk_legends_sit_below_the_plot_so_half_a_page_keeps_the_p
     for fig in (frontier_figure(_frontier_rows(), model="lr", mapping="platt"),
                 risk_selection_figure(curves, table, model="lr", mapping="platt", selection_rate=0.8)):
         assert fig.layout.legend.orientation == "h" and fig.layout.legend.y < 0
+
+
+def test_receipt_matrix_legend_sits_above_so_the_rotated_cell_labels_never_run_into_it():
+    # the demo's step 4 at 1600 px: "receipt 1: {G:…}" ran into the legend placed at y = −0.45
+    from audit_core.receipts.cube import execute_cube
+    from components.figures.cube import cube_view
+
+    src = tuple("abcd")
+    cube = execute_cube(src, lambda s: "no" if {"a", "b"} <= s else "ok", mode="full")
+    fig = cube_view(cube, title="Release decision")
+    assert fig.layout.legend.y > 1 and fig.layout.legend.yanchor == "bottom"

@@ -12,3 +12,20 @@ def test_k_star_histogram_labels_its_last_bar_no_flip_within_k():
     bar = distributions_figure(summary, k=3).data[0]
     assert list(bar.x) == ["1", "2", "3", "no flip within 3"]
     assert list(bar.y) == [2, 0, 1, 3]
+
+
+def test_trajectory_speaks_plain_words_not_symbols():
+    # the demo's step 2 and the case inspector: a manager met "margin m_ŷ (pseudo-logits)" and "flip at k*=3"
+    from types import SimpleNamespace
+
+    import numpy as np
+
+    from components.figures.fragility import trajectory_figure
+
+    cert = SimpleNamespace(path_margins=np.array([2.0, 1.0, -0.5, -1.0]), k_star=2, key="c1", rcma=0.5, fds=0.3,
+                           protocol=SimpleNamespace(k=3), removal_order_names=lambda: ["bureau", "loan", "income"])
+    fig = trajectory_figure(cert, title="Case c1")
+    words = [fig.layout.yaxis.title.text, *(t.name for t in fig.data)]
+    assert words == ["margin: how far from a flip (log-odds)", "margin of the predicted class",
+                     "flips after 2 groups removed (k*)"]
+    assert not any(s in w for w in words for s in ("ŷ", "pseudo-logit", "k*="))

@@ -73,6 +73,8 @@ TRUSTED: dict[tuple[str, str], str] = {
     ("components/widgets/transport.py", "st.caption(f\"Headline slice{' (declared)' if headline.declared else ' (by "
                                         "the rule)'}: \""):
         "the slice's description is escaped; n_bins is an int and shown is one of two constants",
+    ("components/widgets/demo.py", 'st.markdown(f"#### {STEP_TITLES[step.number - 1]}")'):
+        "STEP_TITLES are the demo's own questions (audit_core/findings/demo.py)",
     ("pages/transport.py", 'st.caption(tw.slice_caption(model, mapping, headline, "means and SD over refits; changes '
                            'paired over refits"))'):
         "slice_caption escapes the model and mapping words (components/widgets/transport.py)",

@@ -36,11 +36,15 @@ def test_run_the_demo_shows_four_steps_with_the_library_numbers(registry_path: P
     assert not at.error, texts(at, "error")
     result = at.session_state["demo_result"]
     labels = [t.label for t in at.tabs]
-    # questions and plain words: a title never claims what its sentences may not find ("most stable")
-    assert labels[:4] == ["1 · A confident prediction that collapses",
-                          "2 · Which model ranks best, and which holds up when evidence goes missing?",
-                          "3 · Does the operating rule still hold on the new domain?",
-                          "4 · The release decision: what blocks, what passed, what is unknown"]
+    # short labels that fit side by side at 1600 px; each tab opens with its question, in plain words: a title
+    # never claims what its sentences may not find ("most stable")
+    assert labels[:4] == ["1 · A confident prediction that collapses", "2 · Which model holds up?",
+                          "3 · Does the rule still hold?", "4 · The release decision"]
+    headings = [m.value for m in at.markdown if m.value.startswith("#### ")]
+    assert headings[:4] == ["#### A confident prediction that collapses",
+                            "#### Which model ranks best, and which holds up when evidence goes missing?",
+                            "#### Does the operating rule still hold on the new domain?",
+                            "#### The release decision: what blocks, what passed, what is unknown"]
     shown = [t.value for t in at.text]
     # step 1: the striking case, its p̂ and the headline count, from the audit itself
     row = result.audit.summary.iloc[result.case.index]

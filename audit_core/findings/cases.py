@@ -28,8 +28,8 @@ __all__ = ["STRIKING_RULE", "StrikingCase", "striking_case", "class_name", "clas
            "case_finding", "confident_fragile", "confident_brittle"]
 
 #: The rule in words, shown in the UI next to the chosen case.
-STRIKING_RULE = ("the confident case (p̂ ≥ {confident:g}) that flips with the fewest evidence groups; "
-                 "ties go to the highest p̂")
+STRIKING_RULE = ("the confident case (probability ≥ {confident:g}) that flips with the fewest evidence groups; "
+                 "ties go to the highest probability")
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -148,7 +148,8 @@ def receipt_matrix_figure(cube: CubeResult, *, title: str | None = None) -> go.F
     fig.update_layout(
         title=title or f"Receipt matrix (k = {cube.k}, {len(cube.cells)} cells): {cube.v_old} → {cube.v_new}; "
                        f"{len(cube.receipt)} minimal set(s){more}",
-        height=max(340, 26 * len(src) + 260), legend=dict(orientation="h", y=-0.45), **{**_LAYOUT, "margin": dict(l=10, r=10, t=90, b=10)})
+        height=max(340, 26 * len(src) + 260), legend=dict(orientation="h", yanchor="bottom", y=1.1, xanchor="right", x=1),
+        **{**_LAYOUT, "margin": dict(l=10, r=10, t=90, b=10)})  # the legend above: rotated cell labels below vary in height
     fig.update_xaxes(title="cell (which sources are replaced); verdict above each column", tickangle=-35, type="category")
     fig.update_yaxes(title="source", autorange="reversed", type="category")
     return fig

@@ -136,17 +136,18 @@ def trajectory_figure(cert: Certificate, *, title: str | None = None) -> go.Figu
     """Collapse trajectory: margin of ``ŷ`` along the removal path, flip point marked."""
     names = ["(none)"] + [f"−{n}" for n in cert.removal_order_names()]
     k = list(range(len(cert.path_margins)))
-    fig = go.Figure(go.Scatter(x=k, y=cert.path_margins, mode="lines+markers", name="margin of ŷ",
+    fig = go.Figure(go.Scatter(x=k, y=cert.path_margins, mode="lines+markers", name="margin of the predicted class",
                                customdata=names, hovertemplate="step %{x}: %{customdata}" + BR + "margin %{y:.3f}" + NO_EXTRA))
     fig.add_hline(y=0, line_dash="dot", annotation_text="flip boundary")
     K = cert.protocol.k
     if cert.k_star <= K:
         fig.add_trace(go.Scatter(x=[cert.k_star], y=[cert.path_margins[cert.k_star]], mode="markers",
-                                 marker=dict(size=14, symbol="x", color="#d62728"), name=f"flip at k*={cert.k_star}"))
+                                 marker=dict(size=14, symbol="x", color="#d62728"),
+                                 name=f"flips after {cert.k_star} group{'s' if cert.k_star != 1 else ''} removed (k*)"))
     fig.update_layout(title=title or f"Collapse trajectory · case {cert.key} · k*={cert.k_star}, RCMA={cert.rcma:.2f}, FDS={cert.fds:.2f}",
                       height=340, **_LAYOUT)
     fig.update_xaxes(tickmode="array", tickvals=k, ticktext=names, title="removal path")
-    fig.update_yaxes(title="margin m_ŷ (pseudo-logits)")
+    fig.update_yaxes(title="margin: how far from a flip (log-odds)")
     return fig
 
 
@@ -162,7 +163,7 @@ def degradation_figure(cert: Certificate) -> go.Figure:
     fig.add_hline(y=0, line_dash="dot")
     fig.update_layout(title=f"Degradation curves · d={cert.d:.2f}", height=320, **_LAYOUT)
     fig.update_xaxes(title="severity λ")
-    fig.update_yaxes(title="margin of ŷ (mean over draws)")
+    fig.update_yaxes(title="margin of the predicted class (mean over draws)")
     return fig
 
 

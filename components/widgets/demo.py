@@ -23,7 +23,7 @@ import streamlit as st
 
 from audit_core.data.samples import SAMPLES
 from audit_core.findings.cases import STRIKING_RULE, class_name
-from audit_core.findings.demo import DemoOptions, DemoResult, DemoStep, run_demo
+from audit_core.findings.demo import STEP_TITLES, DemoOptions, DemoResult, DemoStep, run_demo
 from audit_core.findings.gate import GROUND_NAMES, VERDICT_WORDS
 from audit_core.transport.config import class_names_of
 from audit_core.transport.headline import recorded_headline
@@ -197,15 +197,21 @@ _FIGURES = {1: _step_case, 2: lambda r, s: _step_models(r), 3: lambda r, s: _ste
             4: lambda r, s: _step_gate(r)}
 
 
+#: The tabs' short labels: the four fit side by side at 1600 px; each tab opens with its step's full question.
+TAB_LABELS = {1: "A confident prediction that collapses", 2: "Which model holds up?", 3: "Does the rule still hold?",
+              4: "The release decision"}
+
+
 def _story(result: DemoResult) -> None:
     st.markdown("**The demo's story** · runs saved: " + ", ".join(
         f"{k} {md_escape(v)}" for k, v in result.run_ids.items()))
     st.caption("The demo ran in its own workspace: your table, targets, groups, model and results are as you left "
                "them. The buttons below open the full pages in the demo's workspace; a button at the top of each "
                "page brings you back to yours.")
-    tabs = st.tabs([f"{s.number} · {s.title}" for s in result.steps])
+    tabs = st.tabs([f"{s.number} · {TAB_LABELS.get(s.number, s.title)}" for s in result.steps])
     for tab, step in zip(tabs, result.steps):
         with tab:
+            st.markdown(f"#### {STEP_TITLES[step.number - 1]}")
             findings_panel(step.findings, key=f"view_demo_step{step.number}")
             with guarded(f"drawing step {step.number}"):
                 _FIGURES[step.number](result, step)

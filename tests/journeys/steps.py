@@ -237,7 +237,7 @@ def ui_train(page, kind: str, label: str) -> str:
 
 
 def ui_fragility(page) -> str:
-    """Step 4: a small Fragility audit, then pick "Confident but fragile" in the inspector. Returns the headline."""
+    """Step 4: a small Fragility audit, then pick "Confident and fragile" in the inspector. Returns the headline."""
     goto(page, "", "Fragility")
     number(page, "Case-sample cap", FRAGILITY_CASES)
     number(page, "Draws R for stochastic operators", FRAGILITY_DRAWS)
