@@ -111,7 +111,7 @@ def test_a_transport_run_goes_on_while_the_user_visits_another_page(tmp_path: Pa
     with serve_app(registry_path) as url, browser_page(width=1600, height=1100) as page:
         page.goto(url + "/transport", wait_until="domcontentloaded")
         page.get_by_role("button", name="Lock tolerances").click(timeout=120_000)
-        page.get_by_text("Tolerances locked", exact=False).first.wait_for(timeout=120_000)
+        page.get_by_text("Tolerances and headline slice locked", exact=False).first.wait_for(timeout=120_000)
         for label, value in (("Refits R", 3), ("Bootstrap resamples", 50), ("Random sets J per refit", 3)):
             _fill(page, label, value)
         page.get_by_role("button", name="Run transport audit").click()

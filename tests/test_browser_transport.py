@@ -24,7 +24,7 @@ def test_transport_frontier_in_chromium(tmp_path: Path) -> None:
         body = page.locator("section.main, [data-testid='stMain']").first
         body.get_by_text("Target value (evaluation only)").wait_for(timeout=30_000)
         page.get_by_role("button", name="Lock tolerances").click()
-        page.get_by_text("Tolerances locked", exact=False).wait_for(timeout=60_000)
+        page.get_by_text("Tolerances and headline slice locked", exact=False).wait_for(timeout=60_000)
         page.get_by_role("button", name="Run transport audit").click()
         page.get_by_text("Saved to the registry as run", exact=False).wait_for(timeout=240_000)
         page.get_by_role("tab", name="Conformal").click()
