@@ -39,7 +39,7 @@ __all__ = [
 _LAYOUT = dict(template="plotly_white", margin=dict(l=10, r=10, t=50, b=10), height=380)
 #: A legend below the plot (below the x-axis tick labels and title): long legend entries must not squeeze a figure
 #: drawn in half a 1600 px page.
-LEGEND_BELOW = dict(orientation="h", yanchor="top", y=-0.3, xanchor="left", x=0)
+LEGEND_BELOW = dict(orientation="h", yanchor="top", y=-0.4, xanchor="left", x=0)
 DOMAIN_COLOURS = {"id": "#1f77b4", "ood": "#d62728"}
 #: One colour per class in the class-coverage lines (never a method's colour).
 CLASS_COLOURS = ("#ff7f0e", "#8c564b")
