@@ -117,3 +117,21 @@ def test_receipt_matrix_legend_sits_above_so_the_rotated_cell_labels_never_run_i
     cube = execute_cube(src, lambda s: "no" if {"a", "b"} <= s else "ok", mode="full")
     fig = cube_view(cube, title="Release decision")
     assert fig.layout.legend.y > 1 and fig.layout.legend.yanchor == "bottom"
+
+
+def test_receipt_matrix_names_sources_and_verdicts_in_words_first_when_given():
+    """The demo's step 4 reads as a manager would: each row's plain name, its symbol after it; verdicts in words."""
+    from audit_core.receipts.cube import execute_cube
+    from components.figures.cube import cube_view
+
+    src = ("G:ood_ece", "G:test_auroc", "G:mean_fds", "G:brittle_share_confident")
+    cube = execute_cube(src, lambda s: "block" if "G:ood_ece" in s else "refer", mode="full")
+    plain = {"G:ood_ece": "how far the stated probabilities are off (ECE)", "G:test_auroc": "held-out AUROC"}
+    fig = cube_view(cube, source_names=plain, verdict_words={"block": "blocked", "refer": "undecided"})
+    rows = list(fig.data[0].y)
+    assert rows == ["how far the stated probabilities are off (ECE) · G:ood_ece", "held-out AUROC · G:test_auroc",
+                    "G:mean_fds", "G:brittle_share_confident"]  # a source without a plain name keeps its symbol
+    assert {t.name for t in fig.data[1:]} == {"verdict: blocked", "verdict: undecided"}
+    assert {a.text for a in fig.layout.annotations} == {"blocked", "undecided"}
+    bare = cube_view(cube)  # the Receipts page: symbols as before
+    assert list(bare.data[0].y) == list(src) and {t.name for t in bare.data[1:]} == {"verdict: block", "verdict: refer"}

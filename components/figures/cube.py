@@ -16,6 +16,7 @@
 from __future__ import annotations
 
 import itertools
+from collections.abc import Mapping
 
 import numpy as np
 import plotly.graph_objects as go
@@ -114,14 +115,20 @@ def _matrix_columns(cube: CubeResult) -> tuple[list[frozenset], list[str], int]:
 
 
 @figure_builder
-def receipt_matrix_figure(cube: CubeResult, *, title: str | None = None) -> go.Figure:
+def receipt_matrix_figure(cube: CubeResult, *, title: str | None = None, source_names: Mapping[str, str] | None = None,
+                          verdict_words: Mapping[str, str] | None = None) -> go.Figure:
     """Sources × cells matrix of the minimal receipts and the cells that decide them (readable for any ``k``).
 
     Rows are sources, columns are cells; a coloured square means the source
     is replaced in that cell, coloured by the cell's verdict (grey: the cell
     was not executed). The verdict of each column is written above it.
+    ``source_names`` (source → plain words) labels the rows in words first,
+    the source's symbol after them; ``verdict_words`` (verdict → words) names
+    the verdicts in the legend and above the columns.
     """
     src = list(cube.sources)
+    said = dict(verdict_words or {})
+    rows = [f"{source_names[s]} · {s}" if source_names and s in source_names else s for s in src]
     colours = verdict_colours(cube)
     verdicts = list(colours)
     cols, names, left_out = _matrix_columns(cube)
@@ -136,14 +143,14 @@ def receipt_matrix_figure(cube: CubeResult, *, title: str | None = None) -> go.F
     scale = []
     for k, colour in enumerate([colours[v] for v in verdicts] + ["#bbbbbb"]):
         scale += [[k / n, colour], [(k + 1) / n, colour]]
-    fig = go.Figure(go.Heatmap(z=z, x=names, y=src, zmin=0, zmax=n, colorscale=scale, showscale=False, xgap=2, ygap=2,
+    fig = go.Figure(go.Heatmap(z=z, x=names, y=rows, zmin=0, zmax=n, colorscale=scale, showscale=False, xgap=2, ygap=2,
                                hovertemplate="%{y} replaced in %{x}" + NO_EXTRA))
     for v in verdicts:  # legend: one entry per verdict
-        fig.add_trace(go.Scatter(x=[None], y=[None], mode="markers", name=f"verdict: {v}",
+        fig.add_trace(go.Scatter(x=[None], y=[None], mode="markers", name=f"verdict: {said.get(v, v)}",
                                  marker=dict(size=12, symbol="square", color=colours[v])))
     for j, c in enumerate(cols):
         fig.add_annotation(x=names[j], y=1.0, yref="paper", yanchor="bottom", showarrow=False,
-                           text=str(cube.cells.get(c, "not run")), font=dict(size=11))
+                           text=str(said.get(cube.cells.get(c), cube.cells.get(c, "not run"))), font=dict(size=11))
     more = f" ({left_out} more receipt set(s) in the table)" if left_out else ""
     fig.update_layout(
         title=title or f"Receipt matrix (k = {cube.k}, {len(cube.cells)} cells): {cube.v_old} → {cube.v_new}; "
@@ -156,6 +163,10 @@ def receipt_matrix_figure(cube: CubeResult, *, title: str | None = None) -> go.F
 
 
 @figure_builder
-def cube_view(cube: CubeResult, *, title: str | None = None) -> go.Figure:
-    """The flat cube for ``k ≤ 3``, the receipt matrix otherwise."""
-    return cube_figure(cube, title=title) if cube.k <= 3 else receipt_matrix_figure(cube, title=title)
+def cube_view(cube: CubeResult, *, title: str | None = None, source_names: Mapping[str, str] | None = None,
+              verdict_words: Mapping[str, str] | None = None) -> go.Figure:
+    """The flat cube for ``k ≤ 3``, the receipt matrix otherwise (``source_names`` and ``verdict_words``: see
+    :func:`receipt_matrix_figure`; the flat cube labels its cells by symbol)."""
+    if cube.k <= 3:
+        return cube_figure(cube, title=title)
+    return receipt_matrix_figure(cube, title=title, source_names=source_names, verdict_words=verdict_words)

@@ -178,14 +178,18 @@ def _step_gate(result: DemoResult) -> None:
                "decision.")
     cube = g.comparison.cube.cube
     if cube.k:
+        plain = {s: GROUND_NAMES[s.split(":", 1)[1]] for s in cube.sources
+                 if s.startswith("G:") and s.split(":", 1)[1] in GROUND_NAMES}
         st.plotly_chart(cube_view(cube, title=f"Release decision: {VERDICT_WORDS.get(cube.v_old, cube.v_old)} → "
-                                              f"{VERDICT_WORDS.get(cube.v_new, cube.v_new)}"), key="view_demo_cube")
+                                              f"{VERDICT_WORDS.get(cube.v_new, cube.v_new)}",
+                                  source_names=plain, verdict_words=VERDICT_WORDS), key="view_demo_cube")
     t = g.to_frame()
     table = pd.DataFrame({"what the gate reads": t["ground"].map(lambda n: GROUND_NAMES.get(n, n)),
                           "before the audits": t["value_a"].map(_value), "after": t["value_b"].map(_value),
                           "changed the decision": t["in_receipt"].map({True: "yes", False: ""}),
                           "name in the rules": t["ground"]})
-    show_table(table, hide_index=True, key="view_demo_gate_grounds")
+    wide = {c: st.column_config.TextColumn(c, width="medium") for c in ("before the audits", "after")}
+    show_table(table, hide_index=True, key="view_demo_gate_grounds", column_config=wide)  # "unknown (no run)" fits
 
 
 def _value(v) -> str:
