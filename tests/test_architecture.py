@@ -336,3 +336,59 @@ def test_build_graph_sees_relative_lazy_and_type_checking_imports(tmp_path: Path
     assert g.external["pkg.a"] == {"streamlit", "typing"}
     cycles = find_cycles(g.edges)
     assert cycles == [["pkg", "pkg.a", "pkg.b", "pkg.sub.c", "pkg"]]
+
+
+# ---------------------------------------------------------------------------
+# Settings: every AUDIT_* variable is read through audit_core/limits.py
+# ---------------------------------------------------------------------------
+def environment_reads(tree: ast.AST) -> list[int]:
+    """Line numbers where ``tree`` reads the environment.
+
+    A read is any use of ``os.environ`` or ``environ`` (get, subscript, ``in``,
+    a copy) and any call of ``getenv``; the one exception is
+    ``os.environ.setdefault(name, value)`` with a ``name`` that is not an
+    ``AUDIT_*`` constant (setting a library's own variable, e.g. a thread count).
+    """
+    parents = {child: node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)}
+    lines = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and isinstance(node.func, (ast.Attribute, ast.Name)) and \
+                (getattr(node.func, "attr", None) or getattr(node.func, "id", None)) == "getenv":
+            lines.append(node.lineno)
+            continue
+        if not ((isinstance(node, ast.Attribute) and node.attr == "environ")
+                or (isinstance(node, ast.Name) and node.id == "environ")):
+            continue
+        up = parents.get(node)
+        call = parents.get(up) if up is not None else None
+        if (isinstance(up, ast.Attribute) and up.attr == "setdefault" and isinstance(call, ast.Call) and call.args
+                and not (isinstance(call.args[0], ast.Constant) and str(call.args[0].value).startswith("AUDIT_"))):
+            continue
+        lines.append(node.lineno)
+    return sorted(lines)
+
+
+def test_only_limits_reads_the_environment() -> None:
+    reads = {}
+    for name, (path, _pkg) in discover(ROOT).items():
+        if name == "audit_core.limits":
+            continue
+        if found := environment_reads(ast.parse(path.read_text(encoding="utf-8"))):
+            reads[name] = found
+    assert not reads, f"environment read outside audit_core/limits.py (use limits.setting or Limits.from_env): {reads}"
+
+
+def test_environment_scan_sees_each_kind_of_read() -> None:
+    code = ("import os\nfrom os import environ, getenv\n"
+            "a = os.environ.get('AUDIT_X')\nb = os.environ['AUDIT_Y']\nc = getenv('AUDIT_Z')\n"
+            "d = 'AUDIT_W' in environ\nos.environ.setdefault('AUDIT_V', '1')\nos.environ.setdefault(var, '1')\n")
+    assert environment_reads(ast.parse(code)) == [3, 4, 5, 6, 7]
+
+
+def test_every_setting_is_in_the_readme_table() -> None:
+    limits = importlib.import_module("audit_core.limits")
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    rows = {line.split("|")[1].strip().strip("`") for line in readme.splitlines() if line.startswith("| `AUDIT_")}
+    names = set(limits.SETTINGS) | {var for var, *_ in limits.ENV_VARS.values()}
+    missing = sorted(n for n in names if not any(n in row for row in rows))
+    assert not missing, f"settings missing from README's configuration table: {missing}"

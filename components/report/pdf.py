@@ -15,13 +15,13 @@ goes through a proxy that does not exist (``--proxy-server`` with
 """
 from __future__ import annotations
 
-import os
 import shutil
 import subprocess
 import tempfile
 from pathlib import Path
 
 from audit_core.errors import excerpt, fail
+from audit_core.limits import setting
 
 from . import _messages  # noqa: F401 - registers REPORT_PDF_* messages
 
@@ -41,7 +41,7 @@ _FLAGS = ["--headless=new", "--no-sandbox", "--disable-gpu", "--no-first-run", "
 
 def chromium_executable() -> str | None:
     """``$AUDIT_CHROMIUM`` if set, else the first of chromium / chromium-browser / google-chrome on ``PATH``."""
-    named = os.environ.get(CHROMIUM_ENV)
+    named = setting(CHROMIUM_ENV)
     if named:
         return named if Path(named).is_file() else None
     return next((p for p in map(shutil.which, _NAMES) if p), None)
