@@ -55,6 +55,7 @@ __all__ = [
     "METRIC_DIRECTION",
     "prevalence",
     "auroc",
+    "logit",
     "average_precision",
     "pr_skill",
     "brier_score",
@@ -101,7 +102,8 @@ def _as_1d(x, what: str) -> np.ndarray:
     return arr
 
 
-def check_binary_inputs(y_true, p, sample_weight=None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def check_binary_inputs(y_true, p, sample_weight=None, *, probabilities: bool = True
+                        ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Validate and convert metric inputs.
 
     Parameters
@@ -109,6 +111,8 @@ def check_binary_inputs(y_true, p, sample_weight=None) -> tuple[np.ndarray, np.n
     y_true : array-like of shape (n,)
     p : array-like of shape (n,)
     sample_weight : array-like of shape (n,), optional
+    probabilities : bool
+        Refuse a ``p`` outside ``[0, 1]`` (``False`` for rank metrics, which take any finite score).
 
     Returns
     -------
@@ -132,7 +136,7 @@ def check_binary_inputs(y_true, p, sample_weight=None) -> tuple[np.ndarray, np.n
     bad = (y != 0) & (y != 1)
     if bad.any():
         raise fail("METRIC_NOT_BINARY", values=sorted(set(np.unique(y[bad]).tolist()))[:5])
-    if q.min() < 0 or q.max() > 1:
+    if probabilities and (q.min() < 0 or q.max() > 1):
         raise fail("METRIC_PROB_RANGE", lo=float(q.min()), hi=float(q.max()))
     if sample_weight is None:
         w = np.ones(n)
@@ -188,9 +192,10 @@ def _ap_levels(pos_lvl: np.ndarray, neg_lvl: np.ndarray) -> float:
 
 
 def auroc(y_true, p, *, sample_weight=None) -> float:
-    """Weighted area under the ROC curve; ties count one half.
+    """Weighted area under the ROC curve; ties count one half. The project's one AUROC.
 
-    Returns ``nan`` when only one class is present.
+    ``p`` may be any finite score (only its order matters), not only a
+    probability. Returns ``nan`` when only one class is present.
 
     Examples
     --------
@@ -200,7 +205,7 @@ def auroc(y_true, p, *, sample_weight=None) -> float:
     >>> auroc([0, 0, 1, 1], [0.1, 0.4, 0.35, 0.8])
     0.75
     """
-    y, q, w = check_binary_inputs(y_true, p, sample_weight)
+    y, q, w = check_binary_inputs(y_true, p, sample_weight, probabilities=False)
     if not (0 < np.dot(w, y) < w.sum()):  # one class present: undefined, no sort needed
         return float("nan")
     return _auroc_levels(*_levels(y, q, w))
@@ -388,8 +393,23 @@ def smooth_ece(y_true, p, *, sample_weight=None, return_bandwidth: bool = False)
     return (val, sigma) if return_bandwidth else val
 
 
-def _logit(q: np.ndarray) -> np.ndarray:
-    q = np.clip(q, EPS_LOGIT, 1 - EPS_LOGIT)
+def logit(p) -> np.ndarray:
+    """``log(q / (1 − q))`` of ``q = p`` clipped to ``[EPS_LOGIT, 1 − EPS_LOGIT]``; the project's one logit.
+
+    Parameters
+    ----------
+    p : array_like of any shape
+
+    Returns
+    -------
+    ndarray of the same shape, finite everywhere.
+
+    Examples
+    --------
+    >>> logit([0.5, 0.0]).round(4).tolist()
+    [0.0, -18.4207]
+    """
+    q = np.clip(np.asarray(p, dtype=float), EPS_LOGIT, 1 - EPS_LOGIT)
     return np.log(q) - np.log1p(-q)
 
 
@@ -491,7 +511,7 @@ def calibration_intercept_slope(y_true, p, *, sample_weight=None) -> tuple[float
     y, q, w = check_binary_inputs(y_true, p, sample_weight)
     if y.min() == y.max():
         return float("nan"), float("nan")
-    return fit_logistic_1d(_logit(q), y, w, start=_CALIBRATED)
+    return fit_logistic_1d(logit(q), y, w, start=_CALIBRATED)
 
 
 def calibration_intercept(y_true, p, *, sample_weight=None) -> float:
@@ -524,7 +544,7 @@ def metric_values(y_true, p, names=None, *, sample_weight=None, n_bins: int = 15
         if name in ("calibration_intercept", "calibration_slope"):
             if cal is None:
                 cal = (float("nan"), float("nan")) if y.min() == y.max() else fit_logistic_1d(
-                    _logit(q), y, w, start=_CALIBRATED)
+                    logit(q), y, w, start=_CALIBRATED)
             out[name] = cal[0 if name == "calibration_intercept" else 1]
         elif name in ("auroc", "average_precision", "pr_skill"):
             if not 0 < pi < 1:  # one class present: AUROC and PR skill undefined, AP too without positives

@@ -36,7 +36,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..calibration import equal_mass_bins, spiegelhalter_terms
-from ..metrics import EPS_LOGIT, fit_logistic_1d
+from ..metrics import EPS_LOGIT, fit_logistic_1d, logit
 
 __all__ = ["class_positions", "stratified_draws", "stratified_counts", "BatchedMetrics", "percentile_interval",
            "replicate_draws"]
@@ -230,7 +230,7 @@ class BatchedMetrics:
         self.y = np.asarray(y, dtype=float)
         self.p = np.asarray(p, dtype=float)
         q = np.clip(self.p, EPS_LOGIT, 1 - EPS_LOGIT)
-        self.x = np.log(q) - np.log1p(-q)
+        self.x = logit(q)
         self.with_calibration = with_calibration
         self.n_bins = n_bins
         y, p = self.y, self.p

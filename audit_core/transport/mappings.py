@@ -31,7 +31,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import fail, register_messages
-from ..metrics import EPS_LOGIT, fit_logistic_1d
+from ..metrics import EPS_LOGIT, fit_logistic_1d, logit
 from .venn_abers import fit_venn_abers
 
 __all__ = ["MAPPINGS", "DEFAULT_MAPPINGS", "ProbabilityMapping", "fit_mapping", "fit_logistic"]
@@ -40,11 +40,6 @@ MAPPINGS = ("raw", "platt", "isotonic", "temperature", "beta", "venn_abers")
 DEFAULT_MAPPINGS = ("raw", "platt", "isotonic")
 
 register_messages({"TRANSPORT_UNKNOWN_MAPPING": "Unknown probability mapping {name!r}; choose from {names}."})
-
-
-def _logit(p: np.ndarray) -> np.ndarray:
-    q = np.clip(p, EPS_LOGIT, 1 - EPS_LOGIT)
-    return np.log(q) - np.log1p(-q)
 
 
 @dataclass(frozen=True, eq=False)
@@ -72,10 +67,10 @@ class ProbabilityMapping:
         if self.kind == "raw":
             return p
         if self.kind == "platt":
-            z = self.params["a"] + self.params["b"] * _logit(p)
+            z = self.params["a"] + self.params["b"] * logit(p)
             return 1.0 / (1.0 + np.exp(-z))
         if self.kind == "temperature":
-            return 1.0 / (1.0 + np.exp(-_logit(p) / self.params["T"]))
+            return 1.0 / (1.0 + np.exp(-logit(p) / self.params["T"]))
         if self.kind == "beta":
             q = np.clip(p, EPS_LOGIT, 1 - EPS_LOGIT)
             z = self.params["c"] + self.params["a"] * np.log(q) - self.params["b"] * np.log1p(-q)
@@ -112,12 +107,12 @@ def fit_mapping(kind: str, p: np.ndarray, y: np.ndarray, *, sample_weight: np.nd
     if kind == "raw":
         return ProbabilityMapping("raw", {})
     if kind == "platt":
-        a, b = fit_logistic_1d(_logit(p), y, w)
+        a, b = fit_logistic_1d(logit(p), y, w)
         if not (np.isfinite(a) and np.isfinite(b)):
             return ProbabilityMapping("platt", {"a": 0.0, "b": 1.0, "fallback": True})
         return ProbabilityMapping("platt", {"a": float(a), "b": float(b), "fallback": False})
     if kind == "temperature":
-        (b,) = fit_logistic(_logit(p)[:, None], y, w, intercept=False)
+        (b,) = fit_logistic(logit(p)[:, None], y, w, intercept=False)
         if not (np.isfinite(b) and b > 0):
             return ProbabilityMapping("temperature", {"T": 1.0, "fallback": True})
         return ProbabilityMapping("temperature", {"T": float(1.0 / b), "fallback": False})
