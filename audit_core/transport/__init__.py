@@ -1,10 +1,11 @@
-"""Transport: a reliability audit under shift (SPEC §2). Binary targets only.
+"""Transport: a reliability audit under shift (SPEC §2), for binary and multi-class targets.
 
 Public surface::
 
     from audit_core.transport import TransportConfig, TransportAudit, run_transport
 
-See :mod:`audit_core.transport.protocol` for the staged runner.
+See :mod:`audit_core.transport.protocol` for the staged binary runner and
+:mod:`audit_core.transport.multiclass` for the multi-class one.
 """
 from .columns import RESULT_COLUMNS
 from .config import TransportConfig, model_options

@@ -1,6 +1,8 @@
 """The transport protocol: frozen declaration and a staged runner (SPEC §2).
 
-Binary targets only. The runner :class:`TransportAudit` has explicit steps
+The runner :class:`TransportAudit` audits a binary target (a class target
+with more than two classes runs :class:`~audit_core.transport.multiclass.run.MulticlassTransportAudit`,
+which replaces the binary-only steps). It has explicit steps
 that must run in this order; each refuses to run early or twice:
 
 1. :meth:`~TransportAudit.declare` — check the declaration against the data,

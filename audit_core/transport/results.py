@@ -110,7 +110,7 @@ def model_family_sensitivity(table: pd.DataFrame, *, reference: str) -> pd.DataF
 
 @dataclass(frozen=True, eq=False)
 class TransportResult:
-    """Everything a transport run produced (binary targets only).
+    """Everything a transport run produced (a binary run; the multi-class run's result is a subclass).
 
     Attributes
     ----------
