@@ -52,7 +52,6 @@ from .errors import fail, register_messages
 
 __all__ = [
     "METRICS",
-    "METRIC_DIRECTION",
     "prevalence",
     "auroc",
     "logit",
@@ -581,20 +580,4 @@ METRICS: dict[str, Callable[..., float]] = {
     "ace": adaptive_calibration_error,
     "mce": maximum_calibration_error,
     "spiegelhalter_z": spiegelhalter_z,
-}
-
-#: name -> "higher" (higher is better), "lower" or "target:<value>" (closer is better).
-METRIC_DIRECTION: dict[str, str] = {
-    "prevalence": "none",
-    "auroc": "higher",
-    "average_precision": "higher",
-    "pr_skill": "higher",
-    "brier_score": "lower",
-    "log_loss": "lower",
-    "ece": "lower",
-    "calibration_intercept": "target:0",
-    "calibration_slope": "target:1",
-    "ace": "lower",
-    "mce": "lower",
-    "spiegelhalter_z": "target:0",
 }
