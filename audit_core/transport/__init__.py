@@ -7,6 +7,7 @@ Public surface::
 See :mod:`audit_core.transport.protocol` for the staged binary runner and
 :mod:`audit_core.transport.multiclass` for the multi-class one.
 """
+from .messages import TRANSPORT_MESSAGES  # first: every submodule may fail with these
 from .columns import RESULT_COLUMNS
 from .config import TransportConfig, model_options
 from .conformal import calibrate, conformal_quantile, prediction_sets, set_report
@@ -19,6 +20,7 @@ from .stress import decomposition, percentile_within
 from .verdicts import DEFAULT_TOLERANCES, VERDICTS, classify_change
 
 __all__ = [
+    "TRANSPORT_MESSAGES",
     "TransportConfig",
     "model_options",
     "TransportAudit",

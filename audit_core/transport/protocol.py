@@ -42,7 +42,6 @@ from audit_core.data.targets import apply_targets
 from audit_core.errors import AuditInputError, fail
 from audit_core.models.zoo import FittedModel, ModelSpec, train_model
 
-from . import messages as _messages  # noqa: F401  (registers the TRANSPORT_* messages)
 from . import stress as st
 from .blas import serial_blas as _serial_blas
 from .cautions import partition_warnings, stress_warnings
@@ -60,7 +59,6 @@ __all__ = ["TransportAudit", "STAGES", "run_transport"]
 
 
 STAGES = ("declare", "split", "fit", "evaluate", "transport", "classify", "stress", "heterogeneity")
-
 
 
 def _refuse_multiclass(c: TransportConfig, source: pd.DataFrame, target: pd.DataFrame | None, *,

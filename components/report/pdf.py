@@ -20,12 +20,24 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-from audit_core.errors import excerpt, fail
+from audit_core.errors import excerpt, fail, register_messages
 from audit_core.limits import setting
 
-from . import _messages  # noqa: F401 - registers REPORT_PDF_* messages
-
 __all__ = ["chromium_executable", "write_pdf"]
+
+register_messages(
+    {
+        "REPORT_PDF_NO_CHROMIUM": (
+            "No PDF written: Chromium was not found (looked for ${env}, then chromium, chromium-browser and "
+            "google-chrome on PATH). Install it (e.g. apt-get install chromium) or set {env} to its executable; "
+            "the HTML report was written and prints its one-page summary from any browser."
+        ),
+        "REPORT_PDF_FAILED": (
+            "No PDF written: Chromium could not print the report ({reason}). The HTML report was written and "
+            "prints its one-page summary from any browser."
+        ),
+    }
+)
 
 #: Environment variable naming the Chromium (or Chrome) executable to print with.
 CHROMIUM_ENV = "AUDIT_CHROMIUM"

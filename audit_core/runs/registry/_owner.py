@@ -24,7 +24,6 @@ from typing import Any
 from audit_core.errors import fail
 from audit_core.limits import setting
 
-from . import _messages  # noqa: F401  (registers the REGISTRY_* messages)
 
 __all__: list[str] = []
 

@@ -51,7 +51,6 @@ import numpy as np
 from audit_core.errors import fail
 from audit_core.metrics import EPS_LOGIT, auroc, check_binary_inputs, expected_calibration_error
 
-from . import messages as _messages  # noqa: F401  (registers MULTICLASS_*)
 
 __all__ = [
     "MC_METRICS",
