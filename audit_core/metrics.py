@@ -54,6 +54,7 @@ __all__ = [
     "METRICS",
     "prevalence",
     "auroc",
+    "bin_ids",
     "logit",
     "average_precision",
     "pr_skill",
@@ -261,7 +262,12 @@ def log_loss(y_true, p, *, sample_weight=None) -> float:
     return float(-np.dot(w, ll) / w.sum())
 
 
-def _bin_ids(q: np.ndarray, n_bins: int) -> np.ndarray:
+def bin_ids(q: np.ndarray, n_bins: int) -> np.ndarray:
+    """Equal-width bin of each score in ``[0, 1]``: bin ``k`` is ``(k/B, (k+1)/B]``, bin 0 also holds 0; shape of ``q``.
+
+    >>> bin_ids(np.array([0.0, 0.1, 0.5, 1.0]), 10).tolist()
+    [0, 0, 4, 9]
+    """
     edges = np.linspace(0.0, 1.0, n_bins + 1)
     return np.searchsorted(edges[1:-1], q)
 
@@ -291,7 +297,7 @@ def calibration_bins(y_true, p, *, n_bins: int = 15, sample_weight=None):
 
     n_bins = _check_bins(n_bins)
     y, q, w = check_binary_inputs(y_true, p, sample_weight)
-    ids = _bin_ids(q, n_bins)
+    ids = bin_ids(q, n_bins)
     cnt = np.bincount(ids, minlength=n_bins)
     W = np.bincount(ids, weights=w, minlength=n_bins)
     sp = np.bincount(ids, weights=w * q, minlength=n_bins)
@@ -329,7 +335,7 @@ def expected_calibration_error(y_true, p, *, n_bins: int = 15, sample_weight=Non
     """
     n_bins = _check_bins(n_bins)
     y, q, w = check_binary_inputs(y_true, p, sample_weight)
-    ids = _bin_ids(q, n_bins)
+    ids = bin_ids(q, n_bins)
     sp = np.bincount(ids, weights=w * q, minlength=n_bins)
     sy = np.bincount(ids, weights=w * y, minlength=n_bins)
     return float(np.abs(sy - sp).sum() / w.sum())
@@ -361,7 +367,7 @@ def maximum_calibration_error(y_true, p, *, n_bins: int = 15, sample_weight=None
     """
     n_bins = _check_bins(n_bins)
     y, q, w = check_binary_inputs(y_true, p, sample_weight)
-    return _cal.mce_arrays(y, q, w, _bin_ids(q, n_bins), n_bins)
+    return _cal.mce_arrays(y, q, w, bin_ids(q, n_bins), n_bins)
 
 
 def spiegelhalter_z(y_true, p, *, sample_weight=None) -> float:

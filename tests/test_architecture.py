@@ -392,3 +392,69 @@ def test_every_setting_is_in_the_readme_table() -> None:
     names = set(limits.SETTINGS) | {var for var, *_ in limits.ENV_VARS.values()}
     missing = sorted(n for n in names if not any(n in row for row in rows))
     assert not missing, f"settings missing from README's configuration table: {missing}"
+
+
+# ---------------------------------------------------------------------------
+# Private names stay in their package
+# ---------------------------------------------------------------------------
+def package_of(module: str) -> str:
+    """The package a module belongs to for privacy: ``audit_core.<x>`` / ``components.<x>``, else its top name.
+
+    A module directly under ``audit_core`` (``audit_core.metrics``) is a package of its own.
+    """
+    parts = module.split(".")
+    return ".".join(parts[:2]) if len(parts) >= 2 and parts[0] in ("audit_core", "components") else parts[0]
+
+
+def _private(name: str) -> bool:
+    return name.startswith("_") and not name.startswith("__")
+
+
+def private_reads(module: str, is_package: bool, tree: ast.AST, modules: Mapping) -> list[str]:
+    """Private names of another package that ``module`` imports, or reads as an attribute of an imported module.
+
+    A private name is ``_x`` (not a dunder); a private module path (``pkg._impl``) counts too.
+    """
+    mine, out, aliases = package_of(module), [], {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for a in node.names:
+                if a.name in modules:
+                    aliases[a.asname or a.name.split(".")[0]] = a.name if a.asname else a.name.split(".")[0]
+                if package_of(a.name) != mine and any(_private(p) for p in a.name.split(".")):
+                    out.append(f"import {a.name}")
+        elif isinstance(node, ast.ImportFrom):
+            for base, names in _targets(node, module, is_package):
+                for n in names:
+                    target = f"{base}.{n}" if f"{base}.{n}" in modules else base
+                    if target in modules and f"{base}.{n}" in modules:
+                        aliases[n] = target
+                    if target.split(".")[0] not in {m.split(".")[0] for m in modules} or package_of(target) == mine:
+                        continue
+                    if _private(n) or any(_private(p) for p in base.split(".")):
+                        out.append(f"from {base} import {n}")
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and _private(node.attr) and isinstance(node.value, ast.Name) \
+                and node.value.id in aliases and package_of(aliases[node.value.id]) != mine:
+            out.append(f"{node.value.id}.{node.attr}")
+    return sorted(set(out))
+
+
+def test_no_module_reads_a_private_name_of_another_package() -> None:
+    modules = discover(ROOT)
+    found = {}
+    for name, (path, is_package) in modules.items():
+        if reads := private_reads(name, is_package, ast.parse(path.read_text(encoding="utf-8")), modules):
+            found[name] = reads
+    assert not found, f"private names read across packages (make them public, with a docstring and in __all__): {found}"
+
+
+def test_private_scan_sees_imports_and_module_attributes() -> None:
+    modules = {"audit_core.metrics": 0, "audit_core.transport.x": 0, "audit_core.transport.y": 0,
+               "audit_core.runs.registry._records": 0, "audit_core.runs.registry": 0}
+    code = ("from audit_core.metrics import _bin, ok\nfrom ..metrics import _other\nfrom .y import _same_package\n"
+            "from audit_core.runs.registry._records import RunRecord\nimport audit_core.metrics as m\nm._hidden\n"
+            "from audit_core import metrics\nmetrics._also\nmetrics.public\n")
+    assert private_reads("audit_core.transport.x", False, ast.parse(code), modules) == [
+        "from audit_core.metrics import _bin", "from audit_core.metrics import _other",
+        "from audit_core.runs.registry._records import RunRecord", "m._hidden", "metrics._also"]

@@ -73,7 +73,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..calibration import ACE_FLOOR_ALLOWANCE, spiegelhalter_terms
-from ..metrics import EPS_LOGIT, _bin_ids, fit_logistic_1d, logit
+from ..metrics import EPS_LOGIT, bin_ids, fit_logistic_1d, logit
 from .bootstrap import _taylor_columns, _taylor_newton
 
 __all__ = ["DEFAULT_BINS", "bin_starts", "CellLayout", "BinnedMetrics"]
@@ -196,7 +196,7 @@ class CellLayout:
         p = np.asarray(p, dtype=float)
         self.order = np.argsort(p, kind="stable")
         s, ys = p[self.order], y[self.order]
-        self.ece_bin = _bin_ids(p, n_ece_bins)
+        self.ece_bin = bin_ids(p, n_ece_bins)
         codes = [c[self.order] for c in _signature([self.ece_bin] + list((steps or {}).values()))]
         forced = []
         for c in (0, 1):

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from audit_core.metrics import EPS_LOGIT, _bin_ids, auroc
+from audit_core.metrics import EPS_LOGIT, bin_ids, auroc
 
 from ..bootstrap import replicate_draws
 from . import conformal as mcf
@@ -27,7 +27,7 @@ __all__ = ["replicate_columns", "replicate_values", "multiclass_bootstrap"]
 def _binned(value: np.ndarray, score: np.ndarray, n_bins: int) -> np.ndarray:
     """(n, n_bins) matrix whose weighted column sums are the per-bin gaps ``Σ w (y − p)`` of one ECE."""
     M = np.zeros((len(value), n_bins))
-    M[np.arange(len(value)), _bin_ids(score, n_bins)] = value
+    M[np.arange(len(value)), bin_ids(score, n_bins)] = value
     return M
 
 
