@@ -24,7 +24,7 @@ Layers, lowest first (:data:`LAYERS`); a module may import its own layer
 and the layers below, and the groups of one layer (e.g. the three audits)
 never import each other::
 
-    foundation   audit_core.errors, .limits, .safe_text, .expr, .metrics, .calibration, .native_threads
+    foundation   audit_core.errors, .limits, .safe_text, .expr, .metrics, .logistic, .calibration, .native_threads
     data         audit_core.data
     models       audit_core.models
     audits       audit_core.fragility | audit_core.transport | audit_core.receipts
@@ -56,7 +56,7 @@ MAX_LINES = 600
 #: Layers, lowest first; each is a tuple of groups, each group a tuple of module prefixes.
 LAYERS: tuple[tuple[str, tuple[tuple[str, ...], ...]], ...] = (
     ("foundation", (("audit_core.errors", "audit_core.limits", "audit_core.safe_text", "audit_core.expr",
-                     "audit_core.metrics", "audit_core.calibration", "audit_core.native_threads"),)),
+                     "audit_core.metrics", "audit_core.logistic", "audit_core.calibration", "audit_core.native_threads"),)),
     ("data", (("audit_core.data",),)),
     ("models", (("audit_core.models",),)),
     ("audits", (("audit_core.fragility",), ("audit_core.transport",), ("audit_core.receipts",))),
@@ -293,7 +293,7 @@ def test_builtin_plugins_are_named_by_existing_modules(graph: Graph) -> None:
 
 def test_top_level_of_the_library() -> None:
     top = sorted(p.name for p in (ROOT / "audit_core").iterdir() if p.name != "__pycache__")
-    assert top == ["__init__.py", "calibration.py", "data", "errors.py", "expr", "findings", "fragility", "limits.py", "metrics.py", "models",
+    assert top == ["__init__.py", "calibration.py", "data", "errors.py", "expr", "findings", "fragility", "limits.py", "logistic.py", "metrics.py", "models",
                    "native_threads.py", "receipts", "runs", "safe_text.py", "transport"]
 
 
@@ -458,3 +458,43 @@ def test_private_scan_sees_imports_and_module_attributes() -> None:
     assert private_reads("audit_core.transport.x", False, ast.parse(code), modules) == [
         "from audit_core.metrics import _bin", "from audit_core.metrics import _other",
         "from audit_core.runs.registry._records import RunRecord", "m._hidden", "metrics._also"]
+
+
+# ---------------------------------------------------------------------------
+# One implementation per concept
+# ---------------------------------------------------------------------------
+#: concept -> (pattern a definition's name matches, the one module that may define it)
+ONE_DEFINITION: dict[str, tuple[str, str]] = {
+    "AUROC": (r"_?(rank_)?auroc", "audit_core.metrics"),
+    "logit": (r"_?logit", "audit_core.logistic"),
+    "good direction of a metric (table)": (r"[A-Z_]*_DIRECTION", "audit_core.transport.verdicts"),
+}
+
+
+def definitions(tree: ast.Module, pattern: str) -> list[str]:
+    """Functions (at any depth) and module-level assignments whose name fully matches ``pattern``."""
+    import re
+
+    rx = re.compile(pattern)
+    names = [n.name for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
+    for node in tree.body:
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(node, ast.AnnAssign) else []
+        names += [t.id for t in targets if isinstance(t, ast.Name)]
+    return [n for n in names if rx.fullmatch(n)]
+
+
+@pytest.mark.parametrize("concept", sorted(ONE_DEFINITION))
+def test_each_concept_has_one_definition(concept: str) -> None:
+    pattern, home = ONE_DEFINITION[concept]
+    found = {}
+    for name, (path, _pkg) in discover(ROOT, ("audit_core", "components", "audit_cli")).items():
+        if hits := definitions(ast.parse(path.read_text(encoding="utf-8")), pattern):
+            found[name] = hits
+    assert list(found) == [home] and len(found[home]) == 1, f"{concept}: definitions {found}, expected one in {home}"
+
+
+def test_definition_scan_sees_functions_methods_and_tables() -> None:
+    tree = ast.parse("def auroc(): pass\nclass A:\n    def _auroc(self): pass\nX_DIRECTION = {}\n"
+                     "def f():\n    LOCAL_DIRECTION = {}\ndef auroc_table(): pass\n")
+    assert definitions(tree, ONE_DEFINITION["AUROC"][0]) == ["auroc", "_auroc"]
+    assert definitions(tree, ONE_DEFINITION["good direction of a metric (table)"][0]) == ["X_DIRECTION"]

@@ -73,7 +73,8 @@ from __future__ import annotations
 import numpy as np
 
 from ..calibration import ACE_FLOOR_ALLOWANCE, spiegelhalter_terms
-from ..metrics import EPS_LOGIT, bin_ids, fit_logistic_1d, logit
+from ..logistic import EPS_LOGIT, fit_logistic_1d, logit
+from ..metrics import bin_ids
 from .bootstrap import _taylor_columns, _taylor_newton
 
 __all__ = ["DEFAULT_BINS", "bin_starts", "CellLayout", "BinnedMetrics"]

@@ -36,7 +36,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..calibration import equal_mass_bins, spiegelhalter_terms
-from ..metrics import EPS_LOGIT, fit_logistic_1d, logit
+from ..logistic import EPS_LOGIT, fit_logistic_1d, logit
 
 __all__ = ["class_positions", "stratified_draws", "stratified_counts", "BatchedMetrics", "percentile_interval",
            "replicate_draws"]

@@ -31,7 +31,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import fail, register_messages
-from ..metrics import EPS_LOGIT, fit_logistic_1d, logit
+from ..logistic import EPS_LOGIT, fit_logistic_1d, logit
 from .venn_abers import fit_venn_abers
 
 __all__ = ["MAPPINGS", "DEFAULT_MAPPINGS", "ProbabilityMapping", "fit_mapping", "fit_logistic"]

@@ -52,7 +52,8 @@ from scipy.optimize import brentq
 
 from audit_core.data.preprocess import category_text
 from audit_core.errors import fail
-from audit_core.metrics import METRICS, logit, metric_values
+from audit_core.logistic import logit
+from audit_core.metrics import METRICS, metric_values
 
 from . import conformal as cf
 from . import selective as sl

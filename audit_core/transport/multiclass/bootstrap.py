@@ -14,7 +14,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from audit_core.metrics import EPS_LOGIT, bin_ids, auroc
+from audit_core.logistic import EPS_LOGIT
+from audit_core.metrics import auroc, bin_ids
 
 from ..bootstrap import replicate_draws
 from . import conformal as mcf

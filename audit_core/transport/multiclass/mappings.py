@@ -32,7 +32,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from audit_core.errors import fail
-from audit_core.metrics import EPS_LOGIT
+from audit_core.logistic import EPS_LOGIT
 
 from .metrics import check_multiclass_inputs
 

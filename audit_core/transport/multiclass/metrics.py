@@ -49,7 +49,8 @@ from typing import Callable
 import numpy as np
 
 from audit_core.errors import fail
-from audit_core.metrics import EPS_LOGIT, auroc, check_binary_inputs, expected_calibration_error
+from audit_core.logistic import EPS_LOGIT
+from audit_core.metrics import auroc, check_binary_inputs, expected_calibration_error
 
 
 __all__ = [
