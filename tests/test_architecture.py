@@ -468,6 +468,7 @@ ONE_DEFINITION: dict[str, tuple[str, str]] = {
     "AUROC": (r"_?(rank_)?auroc", "audit_core.metrics"),
     "logit": (r"_?logit", "audit_core.logistic"),
     "good direction of a metric (table)": (r"[A-Z_]*_DIRECTION", "audit_core.transport.verdicts"),
+    "weighted logistic fit": (r"_?fit_logistic", "audit_core.logistic"),
 }
 
 
@@ -498,3 +499,11 @@ def test_definition_scan_sees_functions_methods_and_tables() -> None:
                      "def f():\n    LOCAL_DIRECTION = {}\ndef auroc_table(): pass\n")
     assert definitions(tree, ONE_DEFINITION["AUROC"][0]) == ["auroc", "_auroc"]
     assert definitions(tree, ONE_DEFINITION["good direction of a metric (table)"][0]) == ["X_DIRECTION"]
+
+
+def test_one_bootstrap_replicate_loop() -> None:
+    """Only ``transport.bootstrap.replicate_changes`` walks the replicate draws; the exact and multi-class bootstraps pass it their statistic."""
+    callers = {name for name, (path, _pkg) in discover(ROOT, ("audit_core", "components", "audit_cli")).items()
+               for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+               if isinstance(node, ast.Call) and getattr(node.func, "id", getattr(node.func, "attr", None)) == "replicate_draws"}
+    assert callers == {"audit_core.transport.bootstrap"}, callers

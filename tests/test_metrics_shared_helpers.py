@@ -55,3 +55,29 @@ def test_logit_equals_scipy_inside_the_clip_and_clips_outside():
     assert np.isfinite(edge).all()
     assert edge == pytest.approx(scipy_logit([EPS_LOGIT, 1 - EPS_LOGIT]), rel=1e-9)
     assert logit(np.full((2, 3), 0.5)).shape == (2, 3)
+
+
+def test_the_logistic_fit_equals_sklearn_unpenalised_with_weights():
+    from sklearn.linear_model import LogisticRegression
+
+    from audit_core.logistic import fit_logistic, fit_logistic_1d
+
+    rng = np.random.default_rng(3)
+    n = 400
+    X = rng.normal(size=(n, 2))
+    y = (rng.uniform(size=n) < 1 / (1 + np.exp(-(0.3 + X @ [1.2, -0.7])))).astype(float)
+    w = rng.gamma(2.0, size=n)
+    peer = LogisticRegression(C=np.inf, tol=1e-12, max_iter=10_000).fit(X, y, sample_weight=w)
+    got = fit_logistic(X, y, w)
+    assert got == pytest.approx(np.r_[peer.intercept_, peer.coef_[0]], abs=1e-6)
+    # batched over weight rows, row by row the same fit (a row that has converged may take one more step)
+    W = np.stack([w, np.ones(n)])
+    both = fit_logistic(X, y, W)
+    assert both.shape == (2, 3)
+    assert both[0] == pytest.approx(got, rel=1e-12) and both[1] == pytest.approx(fit_logistic(X, y, np.ones(n)), rel=1e-12)
+    # the one-feature entry is the same fit
+    a, b = fit_logistic_1d(X[:, 0], y, w)
+    assert np.array_equal([a, b], fit_logistic(X[:, :1], y, w))
+    # without an intercept, and separated data (no MLE) give nan
+    assert fit_logistic(X[:, :1], y, w, intercept=False).shape == (1,)
+    assert np.isnan(fit_logistic_1d(np.arange(6.0), np.array([0, 0, 0, 1, 1, 1.0]), np.ones(6))).all()

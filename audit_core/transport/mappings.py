@@ -31,10 +31,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import fail, register_messages
-from ..logistic import EPS_LOGIT, fit_logistic_1d, logit
+from ..logistic import EPS_LOGIT, fit_logistic, fit_logistic_1d, logit
 from .venn_abers import fit_venn_abers
 
-__all__ = ["MAPPINGS", "DEFAULT_MAPPINGS", "ProbabilityMapping", "fit_mapping", "fit_logistic"]
+__all__ = ["MAPPINGS", "DEFAULT_MAPPINGS", "ProbabilityMapping", "fit_mapping"]
 
 MAPPINGS = ("raw", "platt", "isotonic", "temperature", "beta", "venn_abers")
 DEFAULT_MAPPINGS = ("raw", "platt", "isotonic")
@@ -124,45 +124,6 @@ def fit_mapping(kind: str, p: np.ndarray, y: np.ndarray, *, sample_weight: np.nd
 
     iso = IsotonicRegression(y_min=0.0, y_max=1.0, out_of_bounds="clip").fit(p, y, sample_weight=w)
     return ProbabilityMapping("isotonic", {}, iso)
-
-
-def fit_logistic(X: np.ndarray, y: np.ndarray, w: np.ndarray, *, intercept: bool = True, max_iter: int = 100,
-                 tol: float = 1e-10) -> np.ndarray:
-    """Unpenalised weighted logistic MLE on features ``X`` (n, k): Newton with step halving.
-
-    Returns
-    -------
-    ndarray of shape (k + intercept,): ``[c, β_1 … β_k]`` with an intercept,
-    else ``β``; all ``nan`` when the fit does not converge (separation).
-    """
-    X = np.column_stack([np.ones(len(X)), X]) if intercept else np.asarray(X, dtype=float)
-    theta = np.zeros(X.shape[1])
-
-    def nll(t):
-        eta = X @ t
-        return float(np.dot(w, np.maximum(eta, 0) + np.log1p(np.exp(-np.abs(eta))) - y * eta))
-
-    cur = nll(theta)
-    for _ in range(max_iter):
-        mu = 1.0 / (1.0 + np.exp(-(X @ theta)))
-        g = X.T @ (w * (y - mu))
-        H = (X * (w * mu * (1 - mu))[:, None]).T @ X
-        try:
-            step = np.linalg.solve(H, g)
-        except np.linalg.LinAlgError:
-            return np.full(X.shape[1], np.nan)
-        t = 1.0
-        new = theta + step
-        val = nll(new)
-        while val > cur + 1e-12 * abs(cur) and t > 1e-9:
-            t /= 2
-            new = theta + t * step
-            val = nll(new)
-        done = np.max(np.abs(new - theta)) < tol * (1 + np.max(np.abs(new)))
-        theta, cur = new, val
-        if done:
-            return theta if np.max(np.abs(theta)) < 1e6 else np.full(X.shape[1], np.nan)
-    return np.full(X.shape[1], np.nan)
 
 
 def _fit_beta(p: np.ndarray, y: np.ndarray, w: np.ndarray) -> ProbabilityMapping:
