@@ -25,7 +25,7 @@ weights, all replicates at once:
   product and each iteration costs O(B). (ii) Exact Newton steps on the true
   likelihood from that point, each one pass over ``W``, until the step is
   within the tolerance (usually the first); any replicate not converged after
-  three exact steps is refitted by :func:`~audit_core.metrics.fit_logistic_1d`.
+  three exact steps is refitted by :func:`~audit_core.logistic.fit_logistic_1d`.
   Phase (i) only chooses the starting point, so the estimate is the same
   MLE, to the same convergence tolerance, as plain Newton from the warm start.
 
@@ -169,7 +169,7 @@ def _newton_warm(x, y, W, start, *, steps: int = 3, tol: float = 1e-7, a0=None, 
     ``(a0, b0)`` (per replicate; default the common warm ``start``;
     ``gy``, shape (B, 2), optionally gives ``W @ [y, y x]``);
     replicates that have not converged (relative step > ``tol``) are
-    refitted with the safeguarded :func:`~audit_core.metrics.fit_logistic_1d`."""
+    refitted with the safeguarded :func:`~audit_core.logistic.fit_logistic_1d`."""
     if start is None:
         return fit_logistic_1d(x, y, W)
     from scipy.special import expit
