@@ -50,6 +50,12 @@ the square of the evidence groups):
   Fragility audit may build and predict; above it the audit is refused up
   front with ``FR_TOO_MUCH_WORK``.
 
+**Other settings.** The variables that are not caps (:data:`SETTINGS`: the
+registry file, the age of a stale run, the BLAS thread count, the Chromium
+executable, the demo's size) are read through :func:`setting` here too, and
+parsed by the module that uses them; no other module reads an ``AUDIT_*``
+variable (``tests/test_architecture.py`` scans for it).
+
 **Minimums.** :data:`MIN_PARTITION_CLASS_ROWS` is not a cap but the fewest
 records of one class a Transport source partition should hold: below it the
 run carries a ``TRANSPORT_FEW_IN_PARTITION`` warning naming the partition,
@@ -68,7 +74,7 @@ from typing import Any, NamedTuple
 from .errors import fail, register_messages
 
 __all__ = ["COUNTS", "COUNT_FIELDS", "Count", "ENV_VARS", "EXPANSION_PER_UPLOAD", "INTAKE_MEMORY_FLOOR_MB",
-           "INTAKE_MEMORY_PER_UPLOAD", "Limits", "MIN_PARTITION_CLASS_ROWS", "table_cap"]
+           "INTAKE_MEMORY_PER_UPLOAD", "Limits", "MIN_PARTITION_CLASS_ROWS", "SETTINGS", "setting", "table_cap"]
 
 #: Fewest records of one class in a Transport source partition (train, calibration, selection, ID test) before
 #: the run warns that what is fitted or measured on that partition rests on too few records.
@@ -112,6 +118,37 @@ def table_cap(upload_bytes: int, expansion_bytes: int) -> tuple[int, str]:
     if by_upload <= expansion_bytes:
         return by_upload, "AUDIT_MAX_UPLOAD_MB"
     return int(expansion_bytes), "AUDIT_MAX_EXPANSION_MB"
+
+
+#: Settings that are not caps: variable -> what it sets (the README's configuration table says more).
+SETTINGS: dict[str, str] = {
+    "AUDIT_REGISTRY_PATH": "run registry file (default ~/.reliability_audit/registry.sqlite3)",
+    "AUDIT_STALE_RUN_HOURS": "age in hours after which another host's running run counts as interrupted (72)",
+    "AUDIT_BLAS_THREADS": "the fixed BLAS thread count of the process (1)",
+    "AUDIT_CHROMIUM": "the Chromium executable that prints the PDF report (default: the first on PATH)",
+    "AUDIT_DEMO_SIZE": "'quick' runs Home's demo with small sizes",
+}
+
+
+def setting(name: str, env: Mapping[str, str] | None = None) -> str:
+    """The value of the setting ``name`` in ``env`` (default :data:`os.environ`), stripped; ``""`` when unset.
+
+    Parameters
+    ----------
+    name : str
+        One of :data:`SETTINGS`; any other name is a programming error (``KeyError``).
+    env : mapping, optional
+
+    Examples
+    --------
+    >>> setting("AUDIT_DEMO_SIZE", {"AUDIT_DEMO_SIZE": " quick "})
+    'quick'
+    >>> setting("AUDIT_DEMO_SIZE", {})
+    ''
+    """
+    if name not in SETTINGS:
+        raise KeyError(f"{name} is not a declared setting; add it to audit_core.limits.SETTINGS")
+    return (os.environ if env is None else env).get(name, "").strip()
 
 
 #: field name -> (environment variable, default, minimum, maximum)

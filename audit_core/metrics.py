@@ -49,12 +49,14 @@ import numpy as np
 
 from . import calibration as _cal
 from .errors import fail, register_messages
+from .logistic import EPS_LOGIT, fit_logistic_1d, logit
 
 __all__ = [
     "METRICS",
-    "METRIC_DIRECTION",
     "prevalence",
     "auroc",
+    "auroc_by_row",
+    "bin_ids",
     "average_precision",
     "pr_skill",
     "brier_score",
@@ -70,7 +72,6 @@ __all__ = [
     "metric_values",
     "calibration_slope",
     "check_binary_inputs",
-    "EPS_LOGIT",
 ]
 
 register_messages(
@@ -87,10 +88,6 @@ register_messages(
     }
 )
 
-#: probabilities are clipped to [EPS_LOGIT, 1 - EPS_LOGIT] before logs/logits.
-EPS_LOGIT = 1e-8
-
-
 def _as_1d(x, what: str) -> np.ndarray:
     if hasattr(x, "to_numpy"):
         x = x.to_numpy()
@@ -101,7 +98,8 @@ def _as_1d(x, what: str) -> np.ndarray:
     return arr
 
 
-def check_binary_inputs(y_true, p, sample_weight=None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def check_binary_inputs(y_true, p, sample_weight=None, *, probabilities: bool = True
+                        ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Validate and convert metric inputs.
 
     Parameters
@@ -109,6 +107,8 @@ def check_binary_inputs(y_true, p, sample_weight=None) -> tuple[np.ndarray, np.n
     y_true : array-like of shape (n,)
     p : array-like of shape (n,)
     sample_weight : array-like of shape (n,), optional
+    probabilities : bool
+        Refuse a ``p`` outside ``[0, 1]`` (``False`` for rank metrics, which take any finite score).
 
     Returns
     -------
@@ -132,7 +132,7 @@ def check_binary_inputs(y_true, p, sample_weight=None) -> tuple[np.ndarray, np.n
     bad = (y != 0) & (y != 1)
     if bad.any():
         raise fail("METRIC_NOT_BINARY", values=sorted(set(np.unique(y[bad]).tolist()))[:5])
-    if q.min() < 0 or q.max() > 1:
+    if probabilities and (q.min() < 0 or q.max() > 1):
         raise fail("METRIC_PROB_RANGE", lo=float(q.min()), hi=float(q.max()))
     if sample_weight is None:
         w = np.ones(n)
@@ -188,9 +188,10 @@ def _ap_levels(pos_lvl: np.ndarray, neg_lvl: np.ndarray) -> float:
 
 
 def auroc(y_true, p, *, sample_weight=None) -> float:
-    """Weighted area under the ROC curve; ties count one half.
+    """Weighted area under the ROC curve; ties count one half. The project's one AUROC.
 
-    Returns ``nan`` when only one class is present.
+    ``p`` may be any finite score (only its order matters), not only a
+    probability. Returns ``nan`` when only one class is present.
 
     Examples
     --------
@@ -200,10 +201,38 @@ def auroc(y_true, p, *, sample_weight=None) -> float:
     >>> auroc([0, 0, 1, 1], [0.1, 0.4, 0.35, 0.8])
     0.75
     """
-    y, q, w = check_binary_inputs(y_true, p, sample_weight)
+    y, q, w = check_binary_inputs(y_true, p, sample_weight, probabilities=False)
     if not (0 < np.dot(w, y) < w.sum()):  # one class present: undefined, no sort needed
         return float("nan")
     return _auroc_levels(*_levels(y, q, w))
+
+
+def auroc_by_row(labels, scores) -> np.ndarray:
+    """Unweighted :func:`auroc` of every row: along the last axis of ``labels`` and ``scores`` broadcast together.
+
+    Parameters
+    ----------
+    labels : array_like of shape (..., n), 0/1 or bool
+    scores : array_like of shape (..., n)
+
+    Returns
+    -------
+    ndarray of the broadcast shape without its last axis; ``nan`` where a row
+    holds one class or a non-finite score.
+
+    Examples
+    --------
+    >>> auroc_by_row([[0, 0, 1, 1]], [[0.1, 0.4, 0.35, 0.8], [0.8, 0.35, 0.4, 0.1]]).tolist()
+    [0.75, 0.25]
+    """
+    L, S = np.broadcast_arrays(np.asarray(labels, dtype=float), np.asarray(scores, dtype=float))
+    out = np.full(L.shape[:-1], np.nan)
+    w = np.ones(L.shape[-1])
+    for i in np.ndindex(out.shape):
+        y, q = L[i], S[i]
+        if 0 < y.sum() < len(y) and np.isfinite(q).all():
+            out[i] = _auroc_levels(*_levels(y, q, w))
+    return out
 
 
 def average_precision(y_true, p, *, sample_weight=None) -> float:
@@ -257,7 +286,12 @@ def log_loss(y_true, p, *, sample_weight=None) -> float:
     return float(-np.dot(w, ll) / w.sum())
 
 
-def _bin_ids(q: np.ndarray, n_bins: int) -> np.ndarray:
+def bin_ids(q: np.ndarray, n_bins: int) -> np.ndarray:
+    """Equal-width bin of each score in ``[0, 1]``: bin ``k`` is ``(k/B, (k+1)/B]``, bin 0 also holds 0; shape of ``q``.
+
+    >>> bin_ids(np.array([0.0, 0.1, 0.5, 1.0]), 10).tolist()
+    [0, 0, 4, 9]
+    """
     edges = np.linspace(0.0, 1.0, n_bins + 1)
     return np.searchsorted(edges[1:-1], q)
 
@@ -287,7 +321,7 @@ def calibration_bins(y_true, p, *, n_bins: int = 15, sample_weight=None):
 
     n_bins = _check_bins(n_bins)
     y, q, w = check_binary_inputs(y_true, p, sample_weight)
-    ids = _bin_ids(q, n_bins)
+    ids = bin_ids(q, n_bins)
     cnt = np.bincount(ids, minlength=n_bins)
     W = np.bincount(ids, weights=w, minlength=n_bins)
     sp = np.bincount(ids, weights=w * q, minlength=n_bins)
@@ -325,7 +359,7 @@ def expected_calibration_error(y_true, p, *, n_bins: int = 15, sample_weight=Non
     """
     n_bins = _check_bins(n_bins)
     y, q, w = check_binary_inputs(y_true, p, sample_weight)
-    ids = _bin_ids(q, n_bins)
+    ids = bin_ids(q, n_bins)
     sp = np.bincount(ids, weights=w * q, minlength=n_bins)
     sy = np.bincount(ids, weights=w * y, minlength=n_bins)
     return float(np.abs(sy - sp).sum() / w.sum())
@@ -357,7 +391,7 @@ def maximum_calibration_error(y_true, p, *, n_bins: int = 15, sample_weight=None
     """
     n_bins = _check_bins(n_bins)
     y, q, w = check_binary_inputs(y_true, p, sample_weight)
-    return _cal.mce_arrays(y, q, w, _bin_ids(q, n_bins), n_bins)
+    return _cal.mce_arrays(y, q, w, bin_ids(q, n_bins), n_bins)
 
 
 def spiegelhalter_z(y_true, p, *, sample_weight=None) -> float:
@@ -388,90 +422,6 @@ def smooth_ece(y_true, p, *, sample_weight=None, return_bandwidth: bool = False)
     return (val, sigma) if return_bandwidth else val
 
 
-def _logit(q: np.ndarray) -> np.ndarray:
-    q = np.clip(q, EPS_LOGIT, 1 - EPS_LOGIT)
-    return np.log(q) - np.log1p(-q)
-
-
-def fit_logistic_1d(x: np.ndarray, y: np.ndarray, w: np.ndarray, *, max_iter: int = 100, tol: float = 1e-10, start=None):
-    """Unpenalised weighted logistic regression ``logit P(Y=1) = a + b x``.
-
-    Newton–Raphson with step halving; batched over leading axes of ``w``.
-
-    Parameters
-    ----------
-    x, y : ndarray of shape (n,)
-    w : ndarray of shape (n,) or (B, n)
-    start : (a, b), optional
-        Warm start (e.g. the full-sample fit when ``w`` holds bootstrap
-        counts); default the intercept-only solution.
-
-    Returns
-    -------
-    a, b : ndarray of shape ``w.shape[:-1]`` (floats for 1-d ``w``); ``nan``
-        where the fit did not converge (separation).
-    """
-    w2 = np.atleast_2d(w)
-    B = w2.shape[0]
-    theta = np.zeros((B, 2))
-    # start at the intercept-only solution
-    if start is None:
-        pbar = np.clip((w2 @ y) / w2.sum(axis=1), 1e-6, 1 - 1e-6)
-        theta[:, 0] = np.log(pbar / (1 - pbar))
-    else:
-        theta[:] = np.asarray(start, dtype=float)
-    X = np.stack([np.ones_like(x), x], axis=1)  # (n, 2)
-    wy = w2 * y
-
-    def state(th):
-        # eta, exp(-|eta|) and the negative log-likelihood, shared by the
-        # step-halving test and the next Newton step (one exp per evaluation)
-        eta = th @ X.T
-        e = np.exp(-np.abs(eta))
-        return eta, e, (w2 * (np.maximum(eta, 0) + np.log1p(e))).sum(axis=1) - (wy * eta).sum(axis=1)
-
-    eta, e, cur = state(theta)
-    converged = np.zeros(B, dtype=bool)
-    for _ in range(max_iter):
-        inv = 1.0 / (1.0 + e)
-        mu = np.where(eta >= 0, inv, e * inv)
-        r = wy - w2 * mu
-        g = np.stack([r.sum(axis=1), r @ x], axis=1)
-        v = w2 * mu * (1 - mu)
-        h00, h01, h11 = v.sum(axis=1), v @ x, v @ (x * x)
-        det = h00 * h11 - h01 * h01
-        with np.errstate(divide="ignore", invalid="ignore"):
-            step = np.stack([(h11 * g[:, 0] - h01 * g[:, 1]) / det, (h00 * g[:, 1] - h01 * g[:, 0]) / det], axis=1)
-        step[~np.isfinite(step)] = 0.0
-        t = np.ones(B)
-        new = theta + step
-        eta, e, val = state(new)
-        for _h in range(30):
-            worse = val > cur + 1e-12 * np.abs(cur)
-            if not worse.any():
-                break
-            t = np.where(worse, t / 2, t)
-            new = theta + t[:, None] * step
-            eta2, e2, val2 = state(new)
-            eta, e = np.where(worse[:, None], eta2, eta), np.where(worse[:, None], e2, e)
-            val = np.where(worse, val2, val)
-        delta = np.abs(new - theta).max(axis=1)
-        theta, cur = new, val
-        converged = delta < tol * (1 + np.abs(theta).max(axis=1))
-        if converged.all():
-            break
-    # complete or quasi-complete separation: the MLE does not exist
-    live = w2 > 0
-    neg, pos = live & (y == 0), live & (y == 1)
-    sep_up = np.where(neg, x, -np.inf).max(axis=1) <= np.where(pos, x, np.inf).min(axis=1)
-    sep_down = np.where(pos, x, -np.inf).max(axis=1) <= np.where(neg, x, np.inf).min(axis=1)
-    ok = converged & ~sep_up & ~sep_down & (np.abs(theta).max(axis=1) < 1e6)
-    theta[~ok] = np.nan
-    if np.ndim(w) == 1:
-        return float(theta[0, 0]), float(theta[0, 1])
-    return theta[:, 0], theta[:, 1]
-
-
 #: Newton starts the calibration fit at a perfectly calibrated model: the MLE is unique, so the
 #: start only changes how many steps it takes (usually fewer than from the intercept-only fit).
 _CALIBRATED = (0.0, 1.0)
@@ -491,7 +441,7 @@ def calibration_intercept_slope(y_true, p, *, sample_weight=None) -> tuple[float
     y, q, w = check_binary_inputs(y_true, p, sample_weight)
     if y.min() == y.max():
         return float("nan"), float("nan")
-    return fit_logistic_1d(_logit(q), y, w, start=_CALIBRATED)
+    return fit_logistic_1d(logit(q), y, w, start=_CALIBRATED)
 
 
 def calibration_intercept(y_true, p, *, sample_weight=None) -> float:
@@ -524,7 +474,7 @@ def metric_values(y_true, p, names=None, *, sample_weight=None, n_bins: int = 15
         if name in ("calibration_intercept", "calibration_slope"):
             if cal is None:
                 cal = (float("nan"), float("nan")) if y.min() == y.max() else fit_logistic_1d(
-                    _logit(q), y, w, start=_CALIBRATED)
+                    logit(q), y, w, start=_CALIBRATED)
             out[name] = cal[0 if name == "calibration_intercept" else 1]
         elif name in ("auroc", "average_precision", "pr_skill"):
             if not 0 < pi < 1:  # one class present: AUROC and PR skill undefined, AP too without positives
@@ -561,20 +511,4 @@ METRICS: dict[str, Callable[..., float]] = {
     "ace": adaptive_calibration_error,
     "mce": maximum_calibration_error,
     "spiegelhalter_z": spiegelhalter_z,
-}
-
-#: name -> "higher" (higher is better), "lower" or "target:<value>" (closer is better).
-METRIC_DIRECTION: dict[str, str] = {
-    "prevalence": "none",
-    "auroc": "higher",
-    "average_precision": "higher",
-    "pr_skill": "higher",
-    "brier_score": "lower",
-    "log_loss": "lower",
-    "ece": "lower",
-    "calibration_intercept": "target:0",
-    "calibration_slope": "target:1",
-    "ace": "lower",
-    "mce": "lower",
-    "spiegelhalter_z": "target:0",
 }

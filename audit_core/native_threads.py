@@ -29,6 +29,8 @@ import os
 import threading
 from contextlib import contextmanager
 
+from .limits import setting
+
 __all__ = ["ENV", "blas_threads", "pin_blas_threads", "serial_blas"]
 
 #: Environment variable naming the fixed BLAS thread count (default 1).
@@ -39,7 +41,7 @@ _STATE: dict = {"pinned": None, "depth": 0, "limiter": None, "controller": None}
 
 def blas_threads() -> int:
     """The BLAS thread count this process computes with: ``AUDIT_BLAS_THREADS`` or 1."""
-    raw = os.environ.get(ENV, "").strip()
+    raw = setting(ENV)
     try:
         n = int(raw) if raw else 1
     except ValueError:

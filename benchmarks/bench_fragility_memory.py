@@ -1,4 +1,4 @@
-"""Peak memory of a large certification: 1,000,000 cases × 30 groups (issue 12), in a fresh subprocess.
+"""Peak memory of a large certification: 1,000,000 cases × 30 groups, in a fresh subprocess.
 
 Run: ``python benchmarks/bench_fragility_memory.py`` (defaults: 1,000,000 cases, logistic regression on
 the linear path, float64 curves). Options: ``--cases N``, ``--engine auto|distinct|generic``,

@@ -1,4 +1,4 @@
-"""The width of work (issue 16): wide tables through the whole Fragility audit, at the default caps.
+"""The width of work: wide tables through the whole Fragility audit, at the default caps.
 
 Run: ``python benchmarks/bench_fragility_width.py`` (every shape, LightGBM and logistic regression).
 Options: ``--shapes 5000x100,1000x400,1000x2000``, ``--models lightgbm,logistic_regression``,

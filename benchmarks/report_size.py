@@ -1,4 +1,4 @@
-"""HTML report size: a Fragility, a Transport and a gate report, against the 2 MB budget (issue 13).
+"""HTML report size: a Fragility, a Transport and a gate report, against the 2 MB budget.
 
 Run from the project root::
 

@@ -3,7 +3,7 @@
 A Streamlit script run ends as soon as the user interacts with the app,
 including a click on another page: Streamlit interrupts it at the next
 ``st.*`` call. An audit computed inside the script run was therefore lost
-silently when the user navigated away (issue 10, item 6). Here the audit runs
+silently when the user navigated away. Here the audit runs
 in a :class:`Job` (a daemon thread that calls the library only and saves its
 own registry run), and the page *follows* it: :func:`follow` shows its
 progress until it ends, and an interruption of the page stops following, not

@@ -10,8 +10,8 @@ see :data:`PERSIST_PREFIXES`) and are created with ``persist_state="session"``
 and restores it when the widget is rendered again. Nothing re-assigns widget
 keys on every run: a value written through ``st.session_state`` during a run
 is pushed back to the browser (``set_value``), and a push from a run that
-started before the user's last edit resets what the user typed (issue 10,
-item 7; ``tests/test_page_state.py``). Code writes a widget key only to change
+started before the user's last edit resets what the user typed
+(``tests/test_page_state.py``). Code writes a widget key only to change
 its value on purpose (a new table, a new declaration), never to keep it.
 Widgets whose state cannot persist use other prefixes: ``act_`` (buttons),
 ``up_`` (file uploaders), ``ed_`` (data editors, folded into non-widget keys
@@ -45,7 +45,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 from collections.abc import MutableMapping
 from dataclasses import dataclass, fields
 from typing import Any
@@ -55,7 +54,7 @@ import streamlit as st
 
 from audit_core.data.intake import LoadedTable, ReadOptions, SheetInfo, check_table, list_sheets, read_table, read_tables
 from audit_core.data.samples import SampleInfo, load_sample
-from audit_core.limits import Limits
+from audit_core.limits import Limits, setting
 from audit_core.runs.registry import RunRegistry
 
 __all__ = [
@@ -303,7 +302,7 @@ def _registry_at(path: str | None) -> RunRegistry:
 
 def registry() -> RunRegistry:
     """One registry object per file; it opens a connection per call (thread-safe)."""
-    return _registry_at(os.environ.get("AUDIT_REGISTRY_PATH") or None)
+    return _registry_at(setting("AUDIT_REGISTRY_PATH") or None)
 
 
 @st.cache_data(show_spinner="Loading sample…")

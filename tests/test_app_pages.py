@@ -131,7 +131,7 @@ def _group_tools(at: AppTest):
 
 
 def test_group_tools_stay_open_through_an_upload_and_apply(registry_path: Path) -> None:
-    """Issue 10/16 follow-up: the "Assign groups" expander the user opened stays open through the reruns of a
+    """The "Assign groups" expander the user opened stays open through the reruns of a
     column,group CSV upload and its Apply (its state is kept on the server), and stays closed for one who did not."""
     at = _page("pages/data_groups.py")
     assert _group_tools(at).proto.expanded is False  # closed until asked for

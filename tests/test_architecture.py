@@ -24,7 +24,7 @@ Layers, lowest first (:data:`LAYERS`); a module may import its own layer
 and the layers below, and the groups of one layer (e.g. the three audits)
 never import each other::
 
-    foundation   audit_core.errors, .limits, .safe_text, .expr, .metrics, .calibration, .native_threads
+    foundation   audit_core.errors, .limits, .safe_text, .expr, .metrics, .logistic, .calibration, .native_threads
     data         audit_core.data
     models       audit_core.models
     audits       audit_core.fragility | audit_core.transport | audit_core.receipts
@@ -56,7 +56,7 @@ MAX_LINES = 600
 #: Layers, lowest first; each is a tuple of groups, each group a tuple of module prefixes.
 LAYERS: tuple[tuple[str, tuple[tuple[str, ...], ...]], ...] = (
     ("foundation", (("audit_core.errors", "audit_core.limits", "audit_core.safe_text", "audit_core.expr",
-                     "audit_core.metrics", "audit_core.calibration", "audit_core.native_threads"),)),
+                     "audit_core.metrics", "audit_core.logistic", "audit_core.calibration", "audit_core.native_threads"),)),
     ("data", (("audit_core.data",),)),
     ("models", (("audit_core.models",),)),
     ("audits", (("audit_core.fragility",), ("audit_core.transport",), ("audit_core.receipts",))),
@@ -293,7 +293,7 @@ def test_builtin_plugins_are_named_by_existing_modules(graph: Graph) -> None:
 
 def test_top_level_of_the_library() -> None:
     top = sorted(p.name for p in (ROOT / "audit_core").iterdir() if p.name != "__pycache__")
-    assert top == ["__init__.py", "calibration.py", "data", "errors.py", "expr", "findings", "fragility", "limits.py", "metrics.py", "models",
+    assert top == ["__init__.py", "calibration.py", "data", "errors.py", "expr", "findings", "fragility", "limits.py", "logistic.py", "metrics.py", "models",
                    "native_threads.py", "receipts", "runs", "safe_text.py", "transport"]
 
 
@@ -336,3 +336,174 @@ def test_build_graph_sees_relative_lazy_and_type_checking_imports(tmp_path: Path
     assert g.external["pkg.a"] == {"streamlit", "typing"}
     cycles = find_cycles(g.edges)
     assert cycles == [["pkg", "pkg.a", "pkg.b", "pkg.sub.c", "pkg"]]
+
+
+# ---------------------------------------------------------------------------
+# Settings: every AUDIT_* variable is read through audit_core/limits.py
+# ---------------------------------------------------------------------------
+def environment_reads(tree: ast.AST) -> list[int]:
+    """Line numbers where ``tree`` reads the environment.
+
+    A read is any use of ``os.environ`` or ``environ`` (get, subscript, ``in``,
+    a copy) and any call of ``getenv``; the one exception is
+    ``os.environ.setdefault(name, value)`` with a ``name`` that is not an
+    ``AUDIT_*`` constant (setting a library's own variable, e.g. a thread count).
+    """
+    parents = {child: node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)}
+    lines = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and isinstance(node.func, (ast.Attribute, ast.Name)) and \
+                (getattr(node.func, "attr", None) or getattr(node.func, "id", None)) == "getenv":
+            lines.append(node.lineno)
+            continue
+        if not ((isinstance(node, ast.Attribute) and node.attr == "environ")
+                or (isinstance(node, ast.Name) and node.id == "environ")):
+            continue
+        up = parents.get(node)
+        call = parents.get(up) if up is not None else None
+        if (isinstance(up, ast.Attribute) and up.attr == "setdefault" and isinstance(call, ast.Call) and call.args
+                and not (isinstance(call.args[0], ast.Constant) and str(call.args[0].value).startswith("AUDIT_"))):
+            continue
+        lines.append(node.lineno)
+    return sorted(lines)
+
+
+def test_only_limits_reads_the_environment() -> None:
+    reads = {}
+    for name, (path, _pkg) in discover(ROOT).items():
+        if name == "audit_core.limits":
+            continue
+        if found := environment_reads(ast.parse(path.read_text(encoding="utf-8"))):
+            reads[name] = found
+    assert not reads, f"environment read outside audit_core/limits.py (use limits.setting or Limits.from_env): {reads}"
+
+
+def test_environment_scan_sees_each_kind_of_read() -> None:
+    code = ("import os\nfrom os import environ, getenv\n"
+            "a = os.environ.get('AUDIT_X')\nb = os.environ['AUDIT_Y']\nc = getenv('AUDIT_Z')\n"
+            "d = 'AUDIT_W' in environ\nos.environ.setdefault('AUDIT_V', '1')\nos.environ.setdefault(var, '1')\n")
+    assert environment_reads(ast.parse(code)) == [3, 4, 5, 6, 7]
+
+
+def test_every_setting_is_in_the_readme_table() -> None:
+    limits = importlib.import_module("audit_core.limits")
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    rows = {line.split("|")[1].strip().strip("`") for line in readme.splitlines() if line.startswith("| `AUDIT_")}
+    names = set(limits.SETTINGS) | {var for var, *_ in limits.ENV_VARS.values()}
+    missing = sorted(n for n in names if not any(n in row for row in rows))
+    assert not missing, f"settings missing from README's configuration table: {missing}"
+
+
+# ---------------------------------------------------------------------------
+# Private names stay in their package
+# ---------------------------------------------------------------------------
+def package_of(module: str) -> str:
+    """The package a module belongs to for privacy: ``audit_core.<x>`` / ``components.<x>``, else its top name.
+
+    A module directly under ``audit_core`` (``audit_core.metrics``) is a package of its own.
+    """
+    parts = module.split(".")
+    return ".".join(parts[:2]) if len(parts) >= 2 and parts[0] in ("audit_core", "components") else parts[0]
+
+
+def _private(name: str) -> bool:
+    return name.startswith("_") and not name.startswith("__")
+
+
+def private_reads(module: str, is_package: bool, tree: ast.AST, modules: Mapping) -> list[str]:
+    """Private names of another package that ``module`` imports, or reads as an attribute of an imported module.
+
+    A private name is ``_x`` (not a dunder); a private module path (``pkg._impl``) counts too.
+    """
+    mine, out, aliases = package_of(module), [], {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for a in node.names:
+                if a.name in modules:
+                    aliases[a.asname or a.name.split(".")[0]] = a.name if a.asname else a.name.split(".")[0]
+                if package_of(a.name) != mine and any(_private(p) for p in a.name.split(".")):
+                    out.append(f"import {a.name}")
+        elif isinstance(node, ast.ImportFrom):
+            for base, names in _targets(node, module, is_package):
+                for n in names:
+                    target = f"{base}.{n}" if f"{base}.{n}" in modules else base
+                    if target in modules and f"{base}.{n}" in modules:
+                        aliases[n] = target
+                    if target.split(".")[0] not in {m.split(".")[0] for m in modules} or package_of(target) == mine:
+                        continue
+                    if _private(n) or any(_private(p) for p in base.split(".")):
+                        out.append(f"from {base} import {n}")
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and _private(node.attr) and isinstance(node.value, ast.Name) \
+                and node.value.id in aliases and package_of(aliases[node.value.id]) != mine:
+            out.append(f"{node.value.id}.{node.attr}")
+    return sorted(set(out))
+
+
+def test_no_module_reads_a_private_name_of_another_package() -> None:
+    modules = discover(ROOT)
+    found = {}
+    for name, (path, is_package) in modules.items():
+        if reads := private_reads(name, is_package, ast.parse(path.read_text(encoding="utf-8")), modules):
+            found[name] = reads
+    assert not found, f"private names read across packages (make them public, with a docstring and in __all__): {found}"
+
+
+def test_private_scan_sees_imports_and_module_attributes() -> None:
+    modules = {"audit_core.metrics": 0, "audit_core.transport.x": 0, "audit_core.transport.y": 0,
+               "audit_core.runs.registry._records": 0, "audit_core.runs.registry": 0}
+    code = ("from audit_core.metrics import _bin, ok\nfrom ..metrics import _other\nfrom .y import _same_package\n"
+            "from audit_core.runs.registry._records import RunRecord\nimport audit_core.metrics as m\nm._hidden\n"
+            "from audit_core import metrics\nmetrics._also\nmetrics.public\n")
+    assert private_reads("audit_core.transport.x", False, ast.parse(code), modules) == [
+        "from audit_core.metrics import _bin", "from audit_core.metrics import _other",
+        "from audit_core.runs.registry._records import RunRecord", "m._hidden", "metrics._also"]
+
+
+# ---------------------------------------------------------------------------
+# One implementation per concept
+# ---------------------------------------------------------------------------
+#: concept -> (pattern a definition's name matches, the one module that may define it)
+ONE_DEFINITION: dict[str, tuple[str, str]] = {
+    "AUROC": (r"_?(rank_)?auroc", "audit_core.metrics"),
+    "logit": (r"_?logit", "audit_core.logistic"),
+    "good direction of a metric (table)": (r"[A-Z_]*_DIRECTION", "audit_core.transport.verdicts"),
+    "weighted logistic fit": (r"_?fit_logistic", "audit_core.logistic"),
+}
+
+
+def definitions(tree: ast.Module, pattern: str) -> list[str]:
+    """Functions (at any depth) and module-level assignments whose name fully matches ``pattern``."""
+    import re
+
+    rx = re.compile(pattern)
+    names = [n.name for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
+    for node in tree.body:
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(node, ast.AnnAssign) else []
+        names += [t.id for t in targets if isinstance(t, ast.Name)]
+    return [n for n in names if rx.fullmatch(n)]
+
+
+@pytest.mark.parametrize("concept", sorted(ONE_DEFINITION))
+def test_each_concept_has_one_definition(concept: str) -> None:
+    pattern, home = ONE_DEFINITION[concept]
+    found = {}
+    for name, (path, _pkg) in discover(ROOT, ("audit_core", "components", "audit_cli")).items():
+        if hits := definitions(ast.parse(path.read_text(encoding="utf-8")), pattern):
+            found[name] = hits
+    assert list(found) == [home] and len(found[home]) == 1, f"{concept}: definitions {found}, expected one in {home}"
+
+
+def test_definition_scan_sees_functions_methods_and_tables() -> None:
+    tree = ast.parse("def auroc(): pass\nclass A:\n    def _auroc(self): pass\nX_DIRECTION = {}\n"
+                     "def f():\n    LOCAL_DIRECTION = {}\ndef auroc_table(): pass\n")
+    assert definitions(tree, ONE_DEFINITION["AUROC"][0]) == ["auroc", "_auroc"]
+    assert definitions(tree, ONE_DEFINITION["good direction of a metric (table)"][0]) == ["X_DIRECTION"]
+
+
+def test_one_bootstrap_replicate_loop() -> None:
+    """Only ``transport.bootstrap.replicate_changes`` walks the replicate draws; the exact and multi-class bootstraps pass it their statistic."""
+    callers = {name for name, (path, _pkg) in discover(ROOT, ("audit_core", "components", "audit_cli")).items()
+               for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+               if isinstance(node, ast.Call) and getattr(node.func, "id", getattr(node.func, "attr", None)) == "replicate_draws"}
+    assert callers == {"audit_core.transport.bootstrap"}, callers

@@ -1,4 +1,4 @@
-"""Real browser, fresh server: Streamlit's raw page list never shows (issue 10, item 8).
+"""Real browser, fresh server: Streamlit's raw page list never shows.
 
 With a ``pages/`` folder beside ``app.py``, a fresh server's first run goes
 through Streamlit's old (v1) page discovery, whose sidebar lists the file

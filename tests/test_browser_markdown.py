@@ -1,4 +1,4 @@
-"""Real browser: Markdown in a column name or a file name renders as text (issue 16, "Markdown injection").
+"""Real browser: Markdown in a column name or a file name renders as text (no Markdown injection).
 
 A refusal names the column (duplicate column names) and the file; a caption
 names the file of the table read. Before the fix Streamlit rendered them as

@@ -1,4 +1,4 @@
-"""Real browser: a rerun that started before the user's edit never undoes it (issue 10, item 7).
+"""Real browser: a rerun that started before the user's edit never undoes it.
 
 The race seen under load: the user commits "Random sets J per refit" = 2 while
 an earlier rerun A (started by the previous field, J = 10 in its widget
@@ -100,7 +100,7 @@ def _fill(page, label: str, value) -> None:
 
 
 def test_a_transport_run_goes_on_while_the_user_visits_another_page(tmp_path: Path) -> None:
-    """Issue 10, item 6: leaving the page during a run used to drop it silently."""
+    """Leaving the page during a run used to drop it silently."""
     import os
     import re
 

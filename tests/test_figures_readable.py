@@ -1,4 +1,4 @@
-"""Figures that looked broken (issue 13), checked on the figure objects (no browser).
+"""Figures that looked broken (unreadable labels, overlapping marks), checked on the figure objects (no browser).
 
 Each test fails on the figure code before the fix (checked by running this
 file against the previous commit's ``components/figures``):

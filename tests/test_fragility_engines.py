@@ -1,4 +1,4 @@
-"""The certificate engines agree (issue 12).
+"""The certificate engines agree.
 
 * ``distinct`` (each distinct perturbed row predicted once, case-major) equals
   the reference ``generic`` engine bit for bit, for every zoo model family,
@@ -322,7 +322,7 @@ def _threads_seen(model):
 
 @pytest.mark.parametrize("kind", ["hist_gradient_boosting", "lightgbm"])
 def test_histogram_boosting_predicts_on_one_openmp_thread_with_the_same_certificates(kind):
-    # issue 12: HGB's per-tree parallel loops made certification 1.8-2.6x its limit in CPU time; on one OpenMP
+    # HGB's per-tree parallel loops made certification 1.8-2.6x its limit in CPU time; on one OpenMP
     # thread it costs about the limit. Before the fix the recorded thread count was the outer limit (2) here.
     from threadpoolctl import threadpool_limits
 
@@ -355,7 +355,7 @@ def _recording_forest(model):
 @pytest.mark.parametrize("kind, n_classes, layout", [("random_forest", 2, "narrow"), ("random_forest", 2, "wide"),
                                                      ("extra_trees", 3, "narrow")])
 def test_a_forest_is_predicted_tree_by_tree_with_the_bits_of_predict_proba(kind, n_classes, layout):
-    # issue 12: each ForestClassifier.predict_proba call pays ~27 ms of fixed per-tree cost (200 trees), so the
+    # Each ForestClassifier.predict_proba call pays ~27 ms of fixed per-tree cost (200 trees), so the
     # engine's 6 calls cost more than the limit's one. The engine now loops over the trees itself. Before the change
     # the forest's predict_proba was called (calls != []); the certificates must keep its bits in both engines.
     from sklearn.ensemble import ExtraTreesClassifier

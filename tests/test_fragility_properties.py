@@ -21,7 +21,8 @@ from audit_core.fragility import (
     remove,
     verify,
 )
-from audit_core.fragility.evaluation import SCORES, auroc, brittleness_scores
+from audit_core.fragility.evaluation import SCORES, brittleness_scores
+from audit_core.metrics import auroc_by_row
 from audit_core.fragility.stressors import brittle_labels, donor_replacement
 
 from test_fragility_certificates import Linear
@@ -212,13 +213,13 @@ def test_score_properties(name):
 def test_binary_confidence_scores_rank_identically():
     s = _score_frame()
     labels = np.arange(12) % 3 == 0
-    vals = [auroc(labels[None], s[c].to_numpy()[None])[0] for c in ("max_softmax", "neg_entropy", "margin", "neg_energy")]
+    vals = [auroc_by_row(labels[None], s[c].to_numpy()[None])[0] for c in ("max_softmax", "neg_entropy", "margin", "neg_energy")]
     assert np.allclose(vals, vals[0])
 
 
 def test_auroc_by_hand_and_brittle_labels():
     # scores 0.1 0.4 0.35 0.8 with labels 0 0 1 1: pairs (pos, neg): (0.35>0.1 yes, 0.35>0.4 no, 0.8>both) = 3/4
-    assert auroc(np.array([[0, 0, 1, 1]]), np.array([[0.1, 0.4, 0.35, 0.8]]))[0] == pytest.approx(0.75)
+    assert auroc_by_row(np.array([[0, 0, 1, 1]]), np.array([[0.1, 0.4, 0.35, 0.8]]))[0] == pytest.approx(0.75)
     lab = brittle_labels(np.array([0.0, 0.05, 0.25, 0.5]))
     assert lab["brittle_any"].tolist() == [False, True, True, True]
     assert lab["brittle_0.25"].tolist() == [False, False, True, True]

@@ -1,4 +1,4 @@
-"""Bounded work in the Fragility audit (issue 12 memory, issue 16 "the width of work").
+"""Bounded work in the Fragility audit (memory and the width of work).
 
 * Chunks are sized by bytes: wider cases mean fewer cases per chunk, and every
   blocked stage gives the same numbers as one block.

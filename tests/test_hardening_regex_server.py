@@ -1,4 +1,4 @@
-"""One user's group-rule regex cannot freeze the server (issue 16, "Availability").
+"""One user's group-rule regex cannot freeze the server: the app stays available to the other sessions.
 
 A real ``streamlit run`` server: session A uploads a table with a 40-character
 column name and applies the rule ``regex: ^(a+)+$ -> g`` on Data & groups, while

@@ -2,8 +2,8 @@
 
 Before, a Fragility or Transport audit ran inside the page's script run, which
 Streamlit interrupts at the next progress update when the user clicks another
-page: the audit was dropped with no notice (issue 10, item 6;
-``tests/test_browser_state.py`` checks the whole journey in Chromium).
+page: the audit was dropped with no notice
+(``tests/test_browser_state.py`` checks the whole journey in Chromium).
 """
 from __future__ import annotations
 

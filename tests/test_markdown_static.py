@@ -1,4 +1,4 @@
-"""No user string reaches Streamlit's Markdown unescaped: a static scan of the app (issue 16, "Markdown injection").
+"""No user string reaches Streamlit's Markdown unescaped: a static scan of the app (Markdown injection).
 
 ``st.error``, ``st.info``, ``st.caption``, ``st.markdown``, ``st.success``,
 ``st.warning``, ``st.toast``, ``st.write``, titles, expander and metric labels

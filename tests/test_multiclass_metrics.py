@@ -11,7 +11,8 @@ from sklearn.metrics import brier_score_loss, log_loss, mean_squared_error, roc_
 
 from audit_core.errors import AuditInputError
 from audit_core.transport.multiclass import metrics as mm
-from audit_core.transport.multiclass.metrics import MC_METRICS, MC_METRIC_DIRECTION
+from audit_core.transport.multiclass.metrics import MC_METRICS
+from audit_core.transport.verdicts import GOOD_DIRECTION
 
 # four records, three classes: right (0.7), right (0.5), wrong (0.6), wrong (0.8)
 Y = np.array([0, 1, 2, 1])
@@ -98,7 +99,7 @@ def _close(a, b):
 
 
 def test_every_metric_has_a_direction():
-    assert set(MC_METRICS) == set(MC_METRIC_DIRECTION)
+    assert set(MC_METRICS) <= set(GOOD_DIRECTION)
 
 
 def test_metric_values_equal_each_function():

@@ -1,4 +1,4 @@
-"""The BLAS thread count is one fixed number per process, whatever other threads do (issue 10, item 7).
+"""The BLAS thread count is one fixed number per process, whatever other threads do.
 
 ``threadpoolctl`` limits are process-wide. The Transport protocol's
 one-thread sections used to restore the previous count when they ended, even

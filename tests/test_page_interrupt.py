@@ -1,4 +1,4 @@
-"""A run stopped half-way through adopting a table leaves a session that works (issue 10, item 7).
+"""A run stopped half-way through adopting a table leaves a session that works.
 
 Streamlit honours a newer rerun request at any session-state access, so the
 run that adopts a table (the bundled sample on a session's first run, a new

@@ -1,4 +1,4 @@
-"""Session state across reruns and pages (AppTest and a static scan): issue 10, items 3, 6 and 7.
+"""Session state across reruns and pages (AppTest and a static scan): nothing typed is lost, nothing shown is stale.
 
 * A rerun never pushes a widget value the user did not change back to the
   browser (``set_value``); the old ``keep_widget_state`` re-assigned every page

@@ -1,4 +1,4 @@
-"""AppTest of the Transport page on real data and on the session's model (issue 10, items 1 and 4)."""
+"""AppTest of the Transport page on real data and on the session's model."""
 from __future__ import annotations
 
 from pathlib import Path

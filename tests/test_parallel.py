@@ -5,7 +5,8 @@ import numpy as np
 import pytest
 
 from audit_core.errors import AuditInputError
-from audit_core.models.audit import BootstrapChunk, auroc, bootstrap_auroc_job, chunk_seeds
+from audit_core.metrics import auroc
+from audit_core.models.audit import BootstrapChunk, bootstrap_auroc_job, chunk_seeds
 from audit_core.runs.parallel import local_cluster, map_batches
 
 

@@ -222,7 +222,7 @@ def test_regex_rules_have_no_catastrophic_backtracking():
     """Known answers for nested quantifiers on long names (RE2, linear time).
 
     Python's ``re`` needs about 2**n steps for ``^(a+)+$`` against ``"a" * n + "!"`` while holding the
-    interpreter lock (issue 16): n = 5000 would never end. The work runs in a subprocess, so a
+    interpreter lock, which freezes every session of the app: n = 5000 would never end. The work runs in a subprocess, so a
     regression fails the test instead of hanging the suite; the time limit is only a hang guard.
     """
     import subprocess

@@ -9,7 +9,7 @@ import relplot  # test-only peer oracle, pinned in requirements-test.txt
 
 from audit_core.calibration import frequency_band, smooth_ece_at
 from audit_core.errors import AuditInputError
-from audit_core.metrics import _bin_ids, calibration_bins, smooth_ece
+from audit_core.metrics import bin_ids, calibration_bins, smooth_ece
 
 
 def _data(seed, n=2000, slope=1.0):
@@ -89,7 +89,7 @@ def test_frequency_band_matches_the_binomial_spread_and_marks_empty_bins():
     rng = np.random.default_rng(9)
     p = rng.uniform(0.0, 0.6, 6000)  # bins above 0.6 of 10 stay empty
     y = (rng.uniform(size=len(p)) < p).astype(int)
-    b = _bin_ids(p, 10)
+    b = bin_ids(p, 10)
     lo, hi = frequency_band(b, y, 10, n_boot=2000, seed=1)
     tab = calibration_bins(y, p, n_bins=10)
     live = tab["count"].to_numpy() > 0
@@ -116,7 +116,7 @@ def test_reliability_figure_draws_the_band_and_names_the_smooth_ece():
         p = rng.uniform(0, 1, 3000)
         y = (rng.uniform(size=len(p)) < np.clip(p + shift, 0, 1)).astype(int)
         b = calibration_bins(y, p, n_bins=10)
-        b["frac_pos_low"], b["frac_pos_high"] = frequency_band(_bin_ids(p, 10), y, 10, seed=3)
+        b["frac_pos_low"], b["frac_pos_high"] = frequency_band(bin_ids(p, 10), y, 10, seed=3)
         b["smooth_ece"] = smooth_ece(y, p)
         b["domain"], b["model"], b["mapping"] = dom, "m", "raw"
         rows.append(b)

@@ -1,4 +1,4 @@
-"""Verdicts with a direction, and degradation percentiles read in one direction (issue 13).
+"""Verdicts with a direction, and degradation percentiles read in one direction.
 
 Before: a change was only stable / sensitive / indeterminate, so an
 improvement beyond tolerance (adult, sex Male → Female: Brier −0.06) was a

@@ -1,4 +1,4 @@
-"""Every bootstrap interval contains its estimate (issue 13).
+"""Every bootstrap interval contains its estimate.
 
 The rule (:func:`audit_core.transport.intervals.change_interval`) is the
 median-centred percentile interval. Before it, the verdicts used the plain

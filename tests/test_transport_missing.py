@@ -1,4 +1,4 @@
-"""Missing categorical values under every stress (issue 10, item 1).
+"""Missing categorical values under every stress.
 
 UCI adult has ``?`` (read as missing) in workclass, occupation and
 native-country. The degradation stress crashed on it with ``TypeError: '<'
@@ -115,7 +115,7 @@ def test_adult_sex_male_to_female_with_default_stresses_completes(adult):
     clean = auc[auc["condition"] == "clean"].set_index("domain")["value"]
     assert 0.8 < clean["id"] < 1 and 0.8 < clean["ood"] < 1
     assert (auc[auc["condition"] == "corruption"]["value"] < clean.reindex(["id", "ood"]).max()).all()
-    # issue 13: Brier improves from men to women (fewer high incomes); that is "better", not an alarm
+    # Brier improves from men to women (fewer high incomes); that is "better", not an alarm
     v = res.verdicts
     brier = v[(v["metric"] == "brier_score") & (v["mapping"] == "raw") & (v["weighting"] == "unweighted")].iloc[0]
     assert brier["delta"] < -0.03 and brier["verdict"] == "transport-sensitive" and brier["direction"] == "better"

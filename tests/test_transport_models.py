@@ -1,4 +1,4 @@
-"""Transport audits the user's model (issue 10, item 4).
+"""Transport audits the user's model, not only one it trains itself.
 
 Before: Transport refitted logistic regression whatever the user trained or
 imported, and a run that included LightGBM was labelled

@@ -1,4 +1,4 @@
-"""Transport is binary-only: every path to a non-binary target ends in a declared refusal (issue 16).
+"""Transport is binary-only: every path to a non-binary target ends in a declared refusal.
 
 The class of inputs: a three-class target column where the source domain
 lacks some class (the middle one, the last one, none), read as text or as

@@ -207,7 +207,7 @@ def test_width_gets_a_verdict_and_the_binned_bootstrap_gives_the_exact_interval(
 
 
 def test_reliability_band_is_each_bins_mean_interval_and_is_drawn(weighted_loan_runs):
-    from audit_core.metrics import _bin_ids
+    from audit_core.metrics import bin_ids
     from components.figures.transport import reliability_figure
 
     audit, _ = weighted_loan_runs
@@ -223,7 +223,7 @@ def test_reliability_band_is_each_bins_mean_interval_and_is_drawn(weighted_loan_
         va = fit_venn_abers(raw["calibration"], audit._ysrc[audit.config.primary_target][cal],
                             sample_weight=audit._wsrc[cal])
         (a, b1), q = va.interval(raw["ood"]), va.predict(raw["ood"])
-        q0.append(a), q1.append(b1), ids.append(_bin_ids(q, audit.config.n_bins))
+        q0.append(a), q1.append(b1), ids.append(bin_ids(q, audit.config.n_bins))
     q0, q1, ids = np.concatenate(q0), np.concatenate(q1), np.concatenate(ids)
     for _, row in b[b["count"] > 0].iterrows():
         k = ids == row["bin"]

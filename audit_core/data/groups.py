@@ -9,7 +9,7 @@ ordered regex or prefix rules, or by uploading a ``column,group`` CSV.
 Regex rules run on RE2 (``google-re2``), whose matching time is linear in the
 column name: a user's pattern cannot backtrack catastrophically, and Python's
 ``re``, which holds the interpreter lock while it backtracks, would freeze
-every session of the app (issue 16). RE2 has no backreferences or lookaround;
+every session of the app. RE2 has no backreferences or lookaround;
 such a pattern is refused with ``GROUP_BAD_REGEX``.
 
 Every grouping has a stable SHA-256 hash over its canonical JSON form

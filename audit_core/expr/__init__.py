@@ -24,6 +24,7 @@ Filters (:func:`evaluate_mask`) treat a missing condition as *not kept*.
 """
 from __future__ import annotations
 
+from ._messages import EXPR_MESSAGES  # first: every submodule may fail with these
 from ._frame import evaluate_frame, evaluate_mask
 from ._nodes import (  # Expression: a public alias kept importable, not in __all__ (as before)
     FUNCTIONS, UNKNOWN, Binary, BoolOp, Call, Compare, Expr, Expression as Expression, ListLiteral, Literal, Membership,
@@ -34,6 +35,7 @@ from ._record import evaluate_record
 from ._render import to_text
 
 __all__ = [
+    "EXPR_MESSAGES",
     "Expr",
     "Literal",
     "Name",

@@ -8,7 +8,6 @@ from typing import Union
 
 from audit_core.errors import fail
 
-from . import _messages  # noqa: F401  (registers the EXPR_* messages)
 
 __all__ = [
     "Expr", "Literal", "Name", "Unary", "Binary", "BoolOp", "Compare", "ListLiteral", "Membership",

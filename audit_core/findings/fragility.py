@@ -23,7 +23,8 @@ import numpy as np
 import pandas as pd
 
 from audit_core.fragility.audit import AuditOptions, FragilityAudit, stability_leaders
-from audit_core.fragility.evaluation import CONFIDENCE, auroc
+from audit_core.fragility.evaluation import CONFIDENCE
+from audit_core.metrics import auroc_by_row
 from audit_core.runs.keys import TableKey, read_key
 from audit_core.runs.registry import RunRecord
 from audit_core.transport.headline import model_words
@@ -183,7 +184,7 @@ def certificate_vs_confidence(audit: FragilityAudit | FragilityTables, *, label:
     S = audit.scores[["fds", best]].to_numpy(dtype=float).T
     rng = np.random.default_rng(np.random.SeedSequence([int(audit.stress_seed), 7331]))
     boot = rng.integers(0, len(y), size=(max(int(audit.n_boot), 1), len(y)))
-    vals = auroc(y[boot][None], S[:, boot])
+    vals = auroc_by_row(y[boot][None], S[:, boot])
     diff = vals[0] - vals[1]
     lo, hi = (np.nanquantile(diff, [0.025, 0.975]) if np.isfinite(diff).any() else (np.nan, np.nan))
     return dict(fds=float(t.loc["fds", "auroc"]), fds_lo=float(t.loc["fds", "lo"]), fds_hi=float(t.loc["fds", "hi"]),

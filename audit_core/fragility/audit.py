@@ -17,6 +17,7 @@ from audit_core.data.baseline import BASELINE_KINDS, compute_baseline
 from audit_core.data.groups import Grouping, grouping_from_raw_map
 from audit_core.limits import Limits
 from audit_core.models.manifest import workspace_manifest
+from audit_core.metrics import auroc_by_row
 from audit_core.models.probs import confidence_scores
 from audit_core.models.training import Workspace, holdout_metrics
 from audit_core.models.zoo import FittedModel, ModelSpec, train_model
@@ -24,7 +25,6 @@ from audit_core.models.zoo import FittedModel, ModelSpec, train_model
 from .certificate import CertificateBatch
 from .engine import FragilityConfig, certify, column_scale, protocol_for, resolve_engine
 from .evaluation import (
-    auroc,
     auroc_table,
     brittleness_scores,
     group_shap_scores,
@@ -177,7 +177,7 @@ def baseline_sensitivity(
         row = dict(baseline_kind=kind, mean_k_star=float(b.k_star.mean()), mean_rcma=float(b.rcma.mean()),
                    mean_fds=float(b.fds.mean()), share_flip_within_K=float((b.k_star <= b.protocol.k).mean()))
         if brittle is not None:
-            row["auroc_fds"] = float(auroc(np.asarray(brittle)[None], b.fds[None])[0])
+            row["auroc_fds"] = float(auroc_by_row(np.asarray(brittle)[None], b.fds[None])[0])
         rows.append(row)
     ref = fds.get("mean", next(iter(fds.values())))
     for row in rows:

@@ -37,8 +37,8 @@ from typing import Any, Sequence
 
 import numpy as np
 import pandas as pd
-from scipy.stats import rankdata
 
+from audit_core.metrics import auroc_by_row
 from audit_core.models.probs import clip_probs, confidence_scores, margin_of, pseudo_logits
 
 from .certificate import CertificateBatch
@@ -52,7 +52,6 @@ __all__ = [
     "brittleness_scores",
     "permutation_scores",
     "group_shap_scores",
-    "auroc",
     "auroc_table",
     "IncrementalValue",
     "incremental_value",
@@ -228,27 +227,6 @@ def group_shap_scores(
     return phi.max(axis=1) / (np.abs(m0) + eps), phi
 
 
-def auroc(labels: np.ndarray, scores: np.ndarray) -> np.ndarray:
-    """AUROC by average ranks; works along the last axis.
-
-    Parameters
-    ----------
-    labels : bool ndarray of shape (..., n)
-    scores : ndarray of shape (..., n)
-
-    Returns
-    -------
-    ndarray of shape (...), NaN where a row has only one class.
-    """
-    labels = np.asarray(labels, dtype=bool)
-    r = rankdata(scores, axis=-1)
-    n_pos = labels.sum(axis=-1)
-    n_neg = labels.shape[-1] - n_pos
-    u = (r * labels).sum(axis=-1) - n_pos * (n_pos + 1) / 2
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return np.where((n_pos > 0) & (n_neg > 0), u / (n_pos * n_neg), np.nan)
-
-
 def auroc_table(
     scores: pd.DataFrame,
     labels: pd.DataFrame,
@@ -280,11 +258,11 @@ def auroc_table(
         yl = labels[label].to_numpy(dtype=bool)
         for stratum, keep in strata:
             idx = np.flatnonzero(keep)
-            point = auroc(yl[idx][None, :], S[:, idx]) if len(idx) else np.full(len(S), np.nan)
+            point = auroc_by_row(yl[idx][None, :], S[:, idx]) if len(idx) else np.full(len(S), np.nan)
             if len(idx) > 1 and n_boot > 0:
                 boot = rng.integers(0, len(idx), size=(n_boot, len(idx)))
                 bi = idx[boot]
-                vals = auroc(yl[bi][None], S[:, bi])  # (n_scores, n_boot)
+                vals = auroc_by_row(yl[bi][None], S[:, bi])  # (n_scores, n_boot)
                 lo = np.nanquantile(vals, a, axis=1) if np.isfinite(vals).any() else np.full(len(S), np.nan)
                 hi = np.nanquantile(vals, 1 - a, axis=1) if np.isfinite(vals).any() else np.full(len(S), np.nan)
             else:
@@ -360,10 +338,10 @@ def incremental_value(
         for j, M in enumerate((A, B)):
             clf = make_pipeline(StandardScaler(), LogisticRegression(max_iter=1000)).fit(M[tr], y[tr])
             oof[j, te] = clf.decision_function(M[te])
-    base = auroc(y[None], oof)
+    base = auroc_by_row(y[None], oof)
     rng = np.random.default_rng(np.random.SeedSequence([int(seed), 86028121]))
     bi = rng.integers(0, n, size=(n_boot, n))
-    diff = auroc(y[bi], oof[1][bi]) - auroc(y[bi], oof[0][bi])
+    diff = auroc_by_row(y[bi], oof[1][bi]) - auroc_by_row(y[bi], oof[0][bi])
     lo, hi = np.nanquantile(diff, [0.025, 0.975]) if np.isfinite(diff).any() else (np.nan, np.nan)
     return IncrementalValue(float(base[0]), float(base[1]), float(base[1] - base[0]), float(lo), float(hi), n, npos)
 

@@ -75,7 +75,7 @@ def _forest_trees(model: Any) -> Callable[[np.ndarray], np.ndarray] | None:
     trees. Every call also pays a fixed cost per tree (the joblib task, a
     config context and warning filters, fitted checks): about 27 ms of CPU for
     200 trees on 32 rows, where the trees' own traversal takes about 4 ms
-    (issue 12, ``docs/fragility.md``), paid again by each of the engine's
+    (``docs/fragility.md``), paid again by each of the engine's
     calls. This loop does the same conversion, sums and division in the same
     order, so the probabilities are bit-identical, without that fixed cost.
     It applies to a bare single-output forest (or one inside a FittedModel)

@@ -19,43 +19,15 @@ from typing import Any, Mapping
 import numpy as np
 import pandas as pd
 
+from ..metrics import auroc
+
 __all__ = [
     "BootstrapChunk",
     "RefitItem",
-    "auroc",
     "bootstrap_auroc_job",
     "chunk_seeds",
     "refit_job",
 ]
-
-
-def auroc(y: np.ndarray, score: np.ndarray) -> float:
-    """Area under the ROC curve by the rank (Mann–Whitney) formula, ties averaged.
-
-    Parameters
-    ----------
-    y : ndarray of shape (n_samples,)
-        Binary labels 0/1.
-    score : ndarray of shape (n_samples,)
-        Scores; higher means class 1.
-
-    Returns
-    -------
-    float
-        AUROC, or NaN if only one class is present.
-
-    Examples
-    --------
-    >>> auroc(np.array([0, 0, 1, 1]), np.array([0.1, 0.4, 0.35, 0.8]))
-    0.75
-    """
-    y = np.asarray(y).astype(bool)
-    n_pos = int(y.sum())
-    n_neg = len(y) - n_pos
-    if n_pos == 0 or n_neg == 0:
-        return float("nan")
-    ranks = pd.Series(np.asarray(score, dtype=float)).rank(method="average").to_numpy()
-    return float((ranks[y].sum() - n_pos * (n_pos + 1) / 2) / (n_pos * n_neg))
 
 
 def chunk_seeds(n: int, *, seed: int, chunk_size: int) -> list[tuple[int, ...]]:

@@ -1,11 +1,13 @@
-"""Transport: a reliability audit under shift (SPEC §2). Binary targets only.
+"""Transport: a reliability audit under shift (SPEC §2), for binary and multi-class targets.
 
 Public surface::
 
     from audit_core.transport import TransportConfig, TransportAudit, run_transport
 
-See :mod:`audit_core.transport.protocol` for the staged runner.
+See :mod:`audit_core.transport.protocol` for the staged binary runner and
+:mod:`audit_core.transport.multiclass` for the multi-class one.
 """
+from .messages import TRANSPORT_MESSAGES  # first: every submodule may fail with these
 from .columns import RESULT_COLUMNS
 from .config import TransportConfig, model_options
 from .conformal import calibrate, conformal_quantile, prediction_sets, set_report
@@ -18,6 +20,7 @@ from .stress import decomposition, percentile_within
 from .verdicts import DEFAULT_TOLERANCES, VERDICTS, classify_change
 
 __all__ = [
+    "TRANSPORT_MESSAGES",
     "TransportConfig",
     "model_options",
     "TransportAudit",

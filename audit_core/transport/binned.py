@@ -73,7 +73,8 @@ from __future__ import annotations
 import numpy as np
 
 from ..calibration import ACE_FLOOR_ALLOWANCE, spiegelhalter_terms
-from ..metrics import EPS_LOGIT, _bin_ids, fit_logistic_1d
+from ..logistic import EPS_LOGIT, fit_logistic_1d, logit
+from ..metrics import bin_ids
 from .bootstrap import _taylor_columns, _taylor_newton
 
 __all__ = ["DEFAULT_BINS", "bin_starts", "CellLayout", "BinnedMetrics"]
@@ -88,11 +89,6 @@ TOP_SHARE = 0.2
 POLISH_STEP = 0.05
 #: replicates per block in the ranking arithmetic (keeps its temporaries in cache).
 _BLOCK = 32
-
-
-def _logit(q: np.ndarray) -> np.ndarray:
-    q = np.clip(q, EPS_LOGIT, 1 - EPS_LOGIT)
-    return np.log(q) - np.log1p(-q)
 
 
 def bin_starts(s: np.ndarray, forced=(), *, n_bins: int = DEFAULT_BINS, logit_step: float = LOGIT_STEP,
@@ -151,7 +147,7 @@ def bin_starts(s: np.ndarray, forced=(), *, n_bins: int = DEFAULT_BINS, logit_st
     if len(ties) <= 2 * n_bins:
         return ties
     parts.append(snap(np.round(np.arange(1, n_bins) * (n / n_bins)).astype(np.intp)))
-    x = _logit(s)
+    x = logit(s)
     lo, hi = np.ceil(x[0] / logit_step), np.floor(x[-1] / logit_step)
     if hi >= lo:
         parts.append(snap(np.searchsorted(x, np.arange(lo, hi + 1) * logit_step, side="left")))
@@ -201,7 +197,7 @@ class CellLayout:
         p = np.asarray(p, dtype=float)
         self.order = np.argsort(p, kind="stable")
         s, ys = p[self.order], y[self.order]
-        self.ece_bin = _bin_ids(p, n_ece_bins)
+        self.ece_bin = bin_ids(p, n_ece_bins)
         codes = [c[self.order] for c in _signature([self.ece_bin] + list((steps or {}).values()))]
         forced = []
         for c in (0, 1):
@@ -313,7 +309,7 @@ class BinnedMetrics:
             return val
 
         q = np.clip(p, EPS_LOGIT, 1 - EPS_LOGIT)
-        x = np.log(q) - np.log1p(-q)
+        x = logit(q)
         cols = {"__one": np.ones(nc), "prevalence": (np.arange(nc) % 2).astype(float),
                 "brier_score": mean((p - y) ** 2), "log_loss": mean(-(y * np.log(q) + (1 - y) * np.log1p(-q)))}
         self.lin_names = ["prevalence", "brier_score", "log_loss"] + list(linear or {})

@@ -25,7 +25,7 @@ weights, all replicates at once:
   product and each iteration costs O(B). (ii) Exact Newton steps on the true
   likelihood from that point, each one pass over ``W``, until the step is
   within the tolerance (usually the first); any replicate not converged after
-  three exact steps is refitted by :func:`~audit_core.metrics.fit_logistic_1d`.
+  three exact steps is refitted by :func:`~audit_core.logistic.fit_logistic_1d`.
   Phase (i) only chooses the starting point, so the estimate is the same
   MLE, to the same convergence tolerance, as plain Newton from the warm start.
 
@@ -36,10 +36,10 @@ from __future__ import annotations
 import numpy as np
 
 from ..calibration import equal_mass_bins, spiegelhalter_terms
-from ..metrics import EPS_LOGIT, fit_logistic_1d
+from ..logistic import EPS_LOGIT, fit_logistic_1d, logit
 
 __all__ = ["class_positions", "stratified_draws", "stratified_counts", "BatchedMetrics", "percentile_interval",
-           "replicate_draws"]
+           "replicate_changes", "replicate_draws"]
 
 
 def class_positions(y: np.ndarray) -> list[np.ndarray]:
@@ -169,7 +169,7 @@ def _newton_warm(x, y, W, start, *, steps: int = 3, tol: float = 1e-7, a0=None, 
     ``(a0, b0)`` (per replicate; default the common warm ``start``;
     ``gy``, shape (B, 2), optionally gives ``W @ [y, y x]``);
     replicates that have not converged (relative step > ``tol``) are
-    refitted with the safeguarded :func:`~audit_core.metrics.fit_logistic_1d`."""
+    refitted with the safeguarded :func:`~audit_core.logistic.fit_logistic_1d`."""
     if start is None:
         return fit_logistic_1d(x, y, W)
     from scipy.special import expit
@@ -230,7 +230,7 @@ class BatchedMetrics:
         self.y = np.asarray(y, dtype=float)
         self.p = np.asarray(p, dtype=float)
         q = np.clip(self.p, EPS_LOGIT, 1 - EPS_LOGIT)
-        self.x = np.log(q) - np.log1p(-q)
+        self.x = logit(q)
         self.with_calibration = with_calibration
         self.n_bins = n_bins
         y, p = self.y, self.p
@@ -376,3 +376,41 @@ def replicate_draws(audit):
         for r in range(R):
             idt = audit._source_rows(r, "id_test")
             yield start, b, r, idt, stratified_counts(y_src[idt], b, np.random.default_rng([seed, ci, r])), counts_ood
+
+
+def replicate_changes(audit, mappings, changes) -> dict:
+    """The replicate loop of the exact and the multi-class bootstraps: OOD − ID per statistic, shape (R, B).
+
+    Parameters
+    ----------
+    audit : the Transport run (binary or multi-class), past its ``transport`` stage
+    mappings : sequence of str
+        The mappings to bootstrap.
+    changes : callable
+        ``changes(r, m, mp, (W_id, Q_id), (W_ood, Q_ood))`` returns
+        ``{(analysis, metric, alpha, s): OOD − ID of shape (b,)}`` for the
+        replicate record weights ``W`` of shape (b, n) and their squares
+        ``Q`` (Spiegelhalter's variance) of refit ``r``, model ``m`` and mapping ``mp``.
+
+    Returns
+    -------
+    dict
+        ``(model, mapping, weighting, analysis, metric, alpha, rate) -> ndarray (R, B)``;
+        ``alpha`` and ``rate`` are ``nan`` where they do not apply.
+    """
+    c = audit.config
+    B, R = c.n_bootstrap, c.n_refits
+    schemes = [("unweighted", False)] + ([("weighted", True)] if audit._wsrc is not None else [])
+    out: dict = {}
+    for start, b, r, idt, counts_id, counts_ood in replicate_draws(audit):
+        for m in c.models:
+            for weighting, usew in schemes:
+                ids = (counts_id * audit._wsrc[idt], counts_id * audit._wsrc[idt] ** 2) if usew else (counts_id,) * 2
+                oods = (counts_ood * audit._wtgt, counts_ood * audit._wtgt ** 2) if usew else (counts_ood,) * 2
+                for mp in mappings:
+                    for (analysis, metric, alpha, s), diff in changes(r, m, mp, ids, oods).items():
+                        key = (m, mp, weighting, analysis, metric, np.nan if alpha is None else alpha,
+                               np.nan if s is None else s)
+                        arr = out.setdefault(key, np.full((R, B), np.nan))
+                        arr[r, start:start + b] = diff
+    return out

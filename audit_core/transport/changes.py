@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from .bootstrap import replicate_draws
+from .bootstrap import replicate_changes
 from .columns import RESULT_COLUMNS
 from .evaluation import bootstrap_spec
 from .intervals import change_interval
@@ -86,8 +86,6 @@ def classify_changes(audit, *, tolerances=None) -> tuple[list[dict], pd.DataFram
 def exact_bootstrap(audit) -> dict:
     """Replicate changes OOD − ID, shape (R, B) per statistic, record by record (``exact_bootstrap=True``)."""
     c = audit.config
-    B, R = c.n_bootstrap, c.n_refits
-    schemes = [("unweighted", None)] + ([("weighted", True)] if audit._wsrc is not None else [])
     specs, orders = {}, {}
     for (r, m) in audit._pipes:
         for dom, y, w, _ in audit._test_sets(r):
@@ -98,24 +96,13 @@ def exact_bootstrap(audit) -> dict:
                 extra = {k: v[o] for k, v in audit._extra(r, m, mp, dom).items()}
                 specs[(r, m, mp, dom)] = bootstrap_spec(y[o], audit._mapped(r, m, mp, dom)[o],
                                                         audit._rules[(r, m, mp)], n_bins=c.n_bins, extra=extra)
-    out: dict = {}
-    for start, b, r, idt, counts_id, counts_ood in replicate_draws(audit):
-        for m in c.models:
-            for weighting, usew in schemes:
-                W_id = counts_id * audit._wsrc[idt] if usew else counts_id
-                W_ood = counts_ood * audit._wtgt if usew else counts_ood
-                # squared record weights of each replicate (Spiegelhalter's variance)
-                Q_id = counts_id * audit._wsrc[idt] ** 2 if usew else counts_id
-                Q_ood = counts_ood * audit._wtgt ** 2 if usew else counts_ood
-                W_id, Q_id = W_id[:, orders[(r, m, "id")]], Q_id[:, orders[(r, m, "id")]]
-                W_ood, Q_ood = W_ood[:, orders[(r, m, "ood")]], Q_ood[:, orders[(r, m, "ood")]]
-                for mp in c.mappings:
-                    bm_id, keys = specs[(r, m, mp, "id")]
-                    bm_ood, _ = specs[(r, m, mp, "ood")]
-                    s_id, s_ood = bm_id.compute(W_id, Q_id), bm_ood.compute(W_ood, Q_ood)
-                    for name, (analysis, metric, alpha, s) in keys.items():
-                        k = (m, mp, weighting, analysis, metric,
-                             np.nan if alpha is None else alpha, np.nan if s is None else s)
-                        arr = out.setdefault(k, np.full((R, B), np.nan))
-                        arr[r, start:start + b] = s_ood[name] - s_id[name]
-    return out
+
+    def changes(r, m, mp, ids, oods):
+        (W_id, Q_id), (W_ood, Q_ood) = ids, oods
+        o_id, o_ood = orders[(r, m, "id")], orders[(r, m, "ood")]
+        bm_id, keys = specs[(r, m, mp, "id")]
+        bm_ood, _ = specs[(r, m, mp, "ood")]
+        s_id, s_ood = bm_id.compute(W_id[:, o_id], Q_id[:, o_id]), bm_ood.compute(W_ood[:, o_ood], Q_ood[:, o_ood])
+        return {key: s_ood[name] - s_id[name] for name, key in keys.items()}
+
+    return replicate_changes(audit, c.mappings, changes)

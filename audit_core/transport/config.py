@@ -1,4 +1,4 @@
-"""The frozen transport declaration (stage 1 of SPEC §2). Binary targets only."""
+"""The frozen transport declaration (stage 1 of SPEC §2), shared by the binary and the multi-class runner."""
 from __future__ import annotations
 
 import hashlib
@@ -75,7 +75,13 @@ def _real(v: Any) -> float | None:
 
 @dataclass(frozen=True, kw_only=True)
 class TransportConfig:
-    """The frozen transport declaration (stage 1). Binary targets only.
+    """The frozen transport declaration (stage 1), for a binary or a multi-class target.
+
+    The binary runner (:class:`~audit_core.transport.protocol.TransportAudit`)
+    needs a binary primary target and refuses a class target without a
+    positive class (``TRANSPORT_NOT_BINARY``); the multi-class runner
+    (:func:`~audit_core.transport.multiclass.run.run_multiclass_transport`)
+    takes that class target, without the stresses the binary runner adds.
 
     Parameters
     ----------

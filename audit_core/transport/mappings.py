@@ -31,20 +31,15 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import fail, register_messages
-from ..metrics import EPS_LOGIT, fit_logistic_1d
+from ..logistic import EPS_LOGIT, fit_logistic, fit_logistic_1d, logit
 from .venn_abers import fit_venn_abers
 
-__all__ = ["MAPPINGS", "DEFAULT_MAPPINGS", "ProbabilityMapping", "fit_mapping", "fit_logistic"]
+__all__ = ["MAPPINGS", "DEFAULT_MAPPINGS", "ProbabilityMapping", "fit_mapping"]
 
 MAPPINGS = ("raw", "platt", "isotonic", "temperature", "beta", "venn_abers")
 DEFAULT_MAPPINGS = ("raw", "platt", "isotonic")
 
 register_messages({"TRANSPORT_UNKNOWN_MAPPING": "Unknown probability mapping {name!r}; choose from {names}."})
-
-
-def _logit(p: np.ndarray) -> np.ndarray:
-    q = np.clip(p, EPS_LOGIT, 1 - EPS_LOGIT)
-    return np.log(q) - np.log1p(-q)
 
 
 @dataclass(frozen=True, eq=False)
@@ -72,10 +67,10 @@ class ProbabilityMapping:
         if self.kind == "raw":
             return p
         if self.kind == "platt":
-            z = self.params["a"] + self.params["b"] * _logit(p)
+            z = self.params["a"] + self.params["b"] * logit(p)
             return 1.0 / (1.0 + np.exp(-z))
         if self.kind == "temperature":
-            return 1.0 / (1.0 + np.exp(-_logit(p) / self.params["T"]))
+            return 1.0 / (1.0 + np.exp(-logit(p) / self.params["T"]))
         if self.kind == "beta":
             q = np.clip(p, EPS_LOGIT, 1 - EPS_LOGIT)
             z = self.params["c"] + self.params["a"] * np.log(q) - self.params["b"] * np.log1p(-q)
@@ -112,12 +107,12 @@ def fit_mapping(kind: str, p: np.ndarray, y: np.ndarray, *, sample_weight: np.nd
     if kind == "raw":
         return ProbabilityMapping("raw", {})
     if kind == "platt":
-        a, b = fit_logistic_1d(_logit(p), y, w)
+        a, b = fit_logistic_1d(logit(p), y, w)
         if not (np.isfinite(a) and np.isfinite(b)):
             return ProbabilityMapping("platt", {"a": 0.0, "b": 1.0, "fallback": True})
         return ProbabilityMapping("platt", {"a": float(a), "b": float(b), "fallback": False})
     if kind == "temperature":
-        (b,) = fit_logistic(_logit(p)[:, None], y, w, intercept=False)
+        (b,) = fit_logistic(logit(p)[:, None], y, w, intercept=False)
         if not (np.isfinite(b) and b > 0):
             return ProbabilityMapping("temperature", {"T": 1.0, "fallback": True})
         return ProbabilityMapping("temperature", {"T": float(1.0 / b), "fallback": False})
@@ -129,45 +124,6 @@ def fit_mapping(kind: str, p: np.ndarray, y: np.ndarray, *, sample_weight: np.nd
 
     iso = IsotonicRegression(y_min=0.0, y_max=1.0, out_of_bounds="clip").fit(p, y, sample_weight=w)
     return ProbabilityMapping("isotonic", {}, iso)
-
-
-def fit_logistic(X: np.ndarray, y: np.ndarray, w: np.ndarray, *, intercept: bool = True, max_iter: int = 100,
-                 tol: float = 1e-10) -> np.ndarray:
-    """Unpenalised weighted logistic MLE on features ``X`` (n, k): Newton with step halving.
-
-    Returns
-    -------
-    ndarray of shape (k + intercept,): ``[c, β_1 … β_k]`` with an intercept,
-    else ``β``; all ``nan`` when the fit does not converge (separation).
-    """
-    X = np.column_stack([np.ones(len(X)), X]) if intercept else np.asarray(X, dtype=float)
-    theta = np.zeros(X.shape[1])
-
-    def nll(t):
-        eta = X @ t
-        return float(np.dot(w, np.maximum(eta, 0) + np.log1p(np.exp(-np.abs(eta))) - y * eta))
-
-    cur = nll(theta)
-    for _ in range(max_iter):
-        mu = 1.0 / (1.0 + np.exp(-(X @ theta)))
-        g = X.T @ (w * (y - mu))
-        H = (X * (w * mu * (1 - mu))[:, None]).T @ X
-        try:
-            step = np.linalg.solve(H, g)
-        except np.linalg.LinAlgError:
-            return np.full(X.shape[1], np.nan)
-        t = 1.0
-        new = theta + step
-        val = nll(new)
-        while val > cur + 1e-12 * abs(cur) and t > 1e-9:
-            t /= 2
-            new = theta + t * step
-            val = nll(new)
-        done = np.max(np.abs(new - theta)) < tol * (1 + np.max(np.abs(new)))
-        theta, cur = new, val
-        if done:
-            return theta if np.max(np.abs(theta)) < 1e6 else np.full(X.shape[1], np.nan)
-    return np.full(X.shape[1], np.nan)
 
 
 def _fit_beta(p: np.ndarray, y: np.ndarray, w: np.ndarray) -> ProbabilityMapping:

@@ -1,6 +1,8 @@
 """The transport protocol: frozen declaration and a staged runner (SPEC §2).
 
-Binary targets only. The runner :class:`TransportAudit` has explicit steps
+The runner :class:`TransportAudit` audits a binary target (a class target
+with more than two classes runs :class:`~audit_core.transport.multiclass.run.MulticlassTransportAudit`,
+which replaces the binary-only steps). It has explicit steps
 that must run in this order; each refuses to run early or twice:
 
 1. :meth:`~TransportAudit.declare` — check the declaration against the data,
@@ -40,7 +42,6 @@ from audit_core.data.targets import apply_targets
 from audit_core.errors import AuditInputError, fail
 from audit_core.models.zoo import FittedModel, ModelSpec, train_model
 
-from . import messages as _messages  # noqa: F401  (registers the TRANSPORT_* messages)
 from . import stress as st
 from .blas import serial_blas as _serial_blas
 from .cautions import partition_warnings, stress_warnings
@@ -58,7 +59,6 @@ __all__ = ["TransportAudit", "STAGES", "run_transport"]
 
 
 STAGES = ("declare", "split", "fit", "evaluate", "transport", "classify", "stress", "heterogeneity")
-
 
 
 def _refuse_multiclass(c: TransportConfig, source: pd.DataFrame, target: pd.DataFrame | None, *,

@@ -22,7 +22,7 @@ import numpy as np
 import pandas as pd
 
 from audit_core.calibration import frequency_band
-from audit_core.metrics import _bin_ids, calibration_bins, smooth_ece
+from audit_core.metrics import bin_ids, calibration_bins, smooth_ece
 
 from .columns import RESULT_COLUMNS
 from .headline import headline_slice
@@ -110,7 +110,7 @@ def model_family_sensitivity(table: pd.DataFrame, *, reference: str) -> pd.DataF
 
 @dataclass(frozen=True, eq=False)
 class TransportResult:
-    """Everything a transport run produced (binary targets only).
+    """Everything a transport run produced (a binary run; the multi-class run's result is a subclass).
 
     Attributes
     ----------
@@ -282,11 +282,11 @@ def _figure_tables(audit) -> dict[str, pd.DataFrame]:
                 b = calibration_bins(y, p, n_bins=c.n_bins, sample_weight=w)
                 b["domain"], b["model"], b["mapping"], b["refits"] = dom, m, mp, c.n_refits
                 # 95 % record-bootstrap band of each bin's observed frequency, and the smooth ECE beside ECE-15
-                b["frac_pos_low"], b["frac_pos_high"] = frequency_band(_bin_ids(p, c.n_bins), y, c.n_bins,
+                b["frac_pos_low"], b["frac_pos_high"] = frequency_band(bin_ids(p, c.n_bins), y, c.n_bins,
                                                                        seed=int(c.seed) + 31)
                 b["smooth_ece"] = smooth_ece(y, p, sample_weight=w)
                 if all(iv is not None for iv in vas):  # Venn-Abers: each bin's mean p0 and p1, the band of the diagram
-                    ids = _bin_ids(p, c.n_bins)
+                    ids = bin_ids(p, c.n_bins)
                     cnt = np.maximum(np.bincount(ids, minlength=c.n_bins), 1)
                     for k, nm in enumerate(("va_p0", "va_p1")):
                         v = np.concatenate([iv[k] for iv in vas])

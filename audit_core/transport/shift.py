@@ -36,7 +36,6 @@ from scipy import stats
 from audit_core.data.preprocess import category_text
 from audit_core.errors import fail
 
-from . import messages as _messages  # noqa: F401  (registers the TRANSPORT_* messages)
 
 __all__ = ["shift_bins", "psi", "ks_test", "chi2_test", "wasserstein", "weighted_quantile_edges", "n_effective",
            "numeric_values", "check_weights"]

@@ -52,7 +52,8 @@ from scipy.optimize import brentq
 
 from audit_core.data.preprocess import category_text
 from audit_core.errors import fail
-from audit_core.metrics import EPS_LOGIT, METRICS, metric_values
+from audit_core.logistic import logit
+from audit_core.metrics import METRICS, metric_values
 
 from . import conformal as cf
 from . import selective as sl
@@ -97,14 +98,9 @@ def decomposition(m_uu: float, m_uc: float, m_cu: float, m_cc: float) -> tuple[f
     return d_y, d_p
 
 
-def _logit(p):
-    q = np.clip(np.asarray(p, dtype=float), EPS_LOGIT, 1 - EPS_LOGIT)
-    return np.log(q) - np.log1p(-q)
-
-
 def align_intercept(p: np.ndarray, prevalence: float, *, sample_weight=None) -> np.ndarray:
     """Shift logits by one constant so the weighted mean prediction equals ``prevalence``."""
-    z = _logit(p)
+    z = logit(p)
     w = np.ones(len(z)) if sample_weight is None else np.asarray(sample_weight, dtype=float)
     target = float(np.clip(prevalence, 1e-6, 1 - 1e-6))
 

@@ -37,7 +37,8 @@ __all__ = ["VERDICTS", "DIRECTIONS", "DEFAULT_TOLERANCES", "GOOD_DIRECTION", "cl
 VERDICTS = ("transport-stable", "transport-sensitive", "indeterminate")
 DIRECTIONS = ("better", "worse", "within tolerance", "undetermined", "shifted")
 
-#: The good direction of each metric: ``"higher"``, ``"lower"``, ``"target"`` (closer to
+#: The good direction of each metric the project reports (binary, multi-class, selective and conformal; the
+#: project's one such table): ``"higher"``, ``"lower"``, ``"target"`` (closer to
 #: :func:`good_direction`'s target is better) or ``"none"`` (a population fact).
 GOOD_DIRECTION: dict[str, str] = {
     "prevalence": "none",
@@ -67,6 +68,8 @@ GOOD_DIRECTION: dict[str, str] = {
     "log_loss_multiclass": "lower",
     "ece_top": "lower",
     "ece_classwise": "lower",
+    "aurc": "lower",
+    "excess_aurc": "lower",
 }
 
 #: δ_m per metric name (absolute units of the metric). Declared before any
@@ -162,7 +165,7 @@ def good_direction(metric: str, *, alpha: float | None = None, selection_rate: f
     """
     metric = metric.rsplit(":", 1)[-1]  # multi-class conformal names carry their score: "aps:coverage"
     kind = GOOD_DIRECTION.get(metric, "higher" if metric.startswith(("auroc", "average_precision")) else "none")
-    if metric.startswith(("hcep", "risk")) or metric in ("aurc", "excess_aurc", "log_loss", "brier_score", "ece"):
+    if metric.startswith(("hcep", "risk")):
         kind = "lower"
     target, text = None, {"higher": "higher is better", "lower": "lower is better",
                           "none": "no better direction (a population fact)"}.get(kind, "")

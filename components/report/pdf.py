@@ -15,17 +15,29 @@ goes through a proxy that does not exist (``--proxy-server`` with
 """
 from __future__ import annotations
 
-import os
 import shutil
 import subprocess
 import tempfile
 from pathlib import Path
 
-from audit_core.errors import excerpt, fail
-
-from . import _messages  # noqa: F401 - registers REPORT_PDF_* messages
+from audit_core.errors import excerpt, fail, register_messages
+from audit_core.limits import setting
 
 __all__ = ["chromium_executable", "write_pdf"]
+
+register_messages(
+    {
+        "REPORT_PDF_NO_CHROMIUM": (
+            "No PDF written: Chromium was not found (looked for ${env}, then chromium, chromium-browser and "
+            "google-chrome on PATH). Install it (e.g. apt-get install chromium) or set {env} to its executable; "
+            "the HTML report was written and prints its one-page summary from any browser."
+        ),
+        "REPORT_PDF_FAILED": (
+            "No PDF written: Chromium could not print the report ({reason}). The HTML report was written and "
+            "prints its one-page summary from any browser."
+        ),
+    }
+)
 
 #: Environment variable naming the Chromium (or Chrome) executable to print with.
 CHROMIUM_ENV = "AUDIT_CHROMIUM"
@@ -41,7 +53,7 @@ _FLAGS = ["--headless=new", "--no-sandbox", "--disable-gpu", "--no-first-run", "
 
 def chromium_executable() -> str | None:
     """``$AUDIT_CHROMIUM`` if set, else the first of chromium / chromium-browser / google-chrome on ``PATH``."""
-    named = os.environ.get(CHROMIUM_ENV)
+    named = setting(CHROMIUM_ENV)
     if named:
         return named if Path(named).is_file() else None
     return next((p for p in map(shutil.which, _NAMES) if p), None)

@@ -21,7 +21,7 @@ from audit_core.data.intake import LoadedTable
 from audit_core.data.roles import ROLES, propose_roles
 from audit_core.data.samples import SAMPLES
 from audit_core.data.targets import target_from_dict
-from audit_core.errors import AuditInputError
+from audit_core.errors import AuditInputError, fail, register_messages
 from audit_core.models.importing import import_model
 from audit_core.models.training import Workspace, attach_model, train_workspace
 from audit_core.models.zoo import ZOO, ModelSpec
@@ -44,6 +44,10 @@ __all__ = [
     "model_section",
     "workspace_section",
 ]
+
+register_messages({
+    "GROUP_RULE_SYNTAX": "Cannot read the rule {rule!r}. Write 'prefix: PATTERN -> GROUP' or 'regex: PATTERN -> GROUP'.",
+})
 
 # The upload that the accepted missing codes (``dg_missing_codes``) belong to.
 _CODES_FOR = workspace_key("missing_codes_for")
@@ -292,10 +296,7 @@ def _parse_rule(line: str) -> GroupRule:
     pattern, arrow, group = rest.rpartition("->")
     kind = kind.strip().lower()
     if not arrow or kind not in {"prefix", "regex"} or not pattern.strip() or not group.strip():
-        raise AuditInputError(
-            "GROUP_RULE_SYNTAX",
-            f"Cannot read the rule {line.strip()!r}. Write 'prefix: PATTERN -> GROUP' or 'regex: PATTERN -> GROUP'.",
-        )
+        raise fail("GROUP_RULE_SYNTAX", rule=line.strip())
     return GroupRule(pattern=pattern.strip(), group=group.strip(), kind=kind)  # type: ignore[arg-type]
 
 
@@ -350,7 +351,7 @@ def targets_section(frame: pd.DataFrame) -> None:
                 definition = target_from_dict(d)
                 definition.apply(frame)  # refuse bad definitions now, naming the column
                 if any(t["name"] == definition.name for t in targets):
-                    raise AuditInputError("TARGET_DUPLICATE_NAME", f"A target named {definition.name!r} already exists.")
+                    raise fail("TARGET_DUPLICATE_NAME", name=definition.name)
                 st.session_state[Keys.TARGETS] = targets + [definition.to_dict()]
                 st.rerun()
 

@@ -14,7 +14,6 @@ findings; figures are the pages' own figure builders.
 """
 from __future__ import annotations
 
-import os
 from dataclasses import replace
 
 import numpy as np
@@ -25,6 +24,7 @@ from audit_core.data.samples import SAMPLES
 from audit_core.findings.cases import STRIKING_RULE, class_name
 from audit_core.findings.demo import STEP_TITLES, DemoOptions, DemoResult, DemoStep, run_demo
 from audit_core.findings.gate import GROUND_NAMES, VERDICT_WORDS
+from audit_core.limits import setting
 from audit_core.transport.config import class_names_of
 from audit_core.transport.headline import recorded_headline
 from components import jobs, workspaces
@@ -75,7 +75,7 @@ def _start() -> jobs.Job:
     info = state.get(Keys.SAMPLE)
     codes = dict(getattr(info, "missing_codes", {}) or {})
     options = st.session_state.get(OPTIONS_KEY) or (
-        DemoOptions.quick() if os.environ.get(SIZE_ENV, "").strip().lower() == "quick" else DemoOptions())
+        DemoOptions.quick() if setting(SIZE_ENV).lower() == "quick" else DemoOptions())
     reg = registry()
 
     def work(job: jobs.Job):

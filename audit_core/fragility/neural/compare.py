@@ -15,7 +15,7 @@ from audit_core.models.training import Workspace, holdout_metrics
 from audit_core.models.zoo import FittedModel
 
 from ..engine import FragilityConfig, certify, column_scale
-from ..evaluation import auroc
+from audit_core.metrics import auroc_by_row
 from ..stressors import donor_replacement
 from .estimator import FRResMLPClassifier
 from .network import DEFAULTS, import_torch
@@ -154,8 +154,8 @@ def compare_fr_resmlp(
                                       n_draws=int(stress_draws), seed=int(case_seed))
             lab = donor.flip_rate > 0
             row.update(donor_any_share=float(lab.mean()),
-                       auroc_fds_donor_any=float(auroc(lab[None], b.fds[None])[0]),
-                       auroc_confidence_donor_any=float(auroc(lab[None], -confidence_scores(b.p0)["neg_energy"][None])[0]))
+                       auroc_fds_donor_any=float(auroc_by_row(lab[None], b.fds[None])[0]),
+                       auroc_confidence_donor_any=float(auroc_by_row(lab[None], -confidence_scores(b.p0)["neg_energy"][None])[0]))
         row["train_seconds"] = round(secs, 2)
         out.append(row)
         models[name] = (m, b)

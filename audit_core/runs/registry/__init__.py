@@ -28,12 +28,13 @@ This module is pure: it must not import streamlit or plotly.
 """
 from __future__ import annotations
 
-from . import _messages  # noqa: F401  (registers the message codes, once)
+from ._messages import REGISTRY_MESSAGES  # first: every submodule may fail with these
 from ._records import ENV_VAR, RUN_STATUSES, RunRecord, RunStatus, default_registry_path
 from ._registry import RunRegistry
 from ._schema import _MIGRATIONS, APPLICATION_ID, SCHEMA_VERSION  # noqa: F401  (_MIGRATIONS: the upgrade hook tests patch)
 
 __all__ = [
+    "REGISTRY_MESSAGES",
     "APPLICATION_ID",
     "ENV_VAR",
     "RUN_STATUSES",

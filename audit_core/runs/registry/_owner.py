@@ -22,8 +22,8 @@ from pathlib import Path
 from typing import Any
 
 from audit_core.errors import fail
+from audit_core.limits import setting
 
-from . import _messages  # noqa: F401  (registers the REGISTRY_* messages)
 
 __all__: list[str] = []
 
@@ -82,7 +82,7 @@ def _pid_alive(pid: int) -> bool:
 
 def stale_after_hours(env: dict[str, str] | None = None) -> float:
     """``AUDIT_STALE_RUN_HOURS`` (default 72): age at which an unseen owner's run counts as interrupted."""
-    raw = (os.environ if env is None else env).get(STALE_ENV, "").strip()
+    raw = setting(STALE_ENV, env)
     if not raw:
         return _STALE_DEFAULT_HOURS
     try:

@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import datetime as _dt
-import os
 import secrets
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -10,6 +9,8 @@ from pathlib import Path
 from typing import Any, Literal
 
 import pandas as pd
+
+from audit_core.limits import setting
 
 __all__ = ["ENV_VAR", "RUN_STATUSES", "RunRecord", "RunStatus", "default_registry_path"]
 
@@ -46,7 +47,7 @@ def default_registry_path() -> Path:
         empty (``~`` is expanded), else
         ``~/.reliability_audit/registry.sqlite3``. Nothing is created here.
     """
-    override = os.environ.get(ENV_VAR, "").strip()
+    override = setting(ENV_VAR)
     if override:
         return Path(override).expanduser()
     return Path.home() / ".reliability_audit" / "registry.sqlite3"

@@ -14,7 +14,6 @@ import pandas as pd
 
 from audit_core.errors import AuditInputError, fail
 
-from . import _messages  # noqa: F401  (registers the REGISTRY_* messages)
 from . import _records
 from ._owner import abandoned_reason, current_owner, stale_after_hours
 from ._records import (

@@ -20,7 +20,6 @@ from typing import Any, Self
 
 from audit_core.errors import AuditInputError, fail
 
-from . import _messages  # noqa: F401  (registers the REGISTRY_* messages)
 from . import _records
 from ._records import _iso
 

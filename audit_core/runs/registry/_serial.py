@@ -12,7 +12,6 @@ import pandas as pd
 
 from audit_core.errors import fail
 
-from . import _messages  # noqa: F401  (registers the REGISTRY_* messages)
 from ._records import _iso
 
 __all__: list[str] = []

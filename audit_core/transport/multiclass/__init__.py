@@ -5,6 +5,7 @@ class target without a positive class is audited here instead.
 """
 from __future__ import annotations
 
-from .metrics import MC_METRICS, MC_METRIC_DIRECTION, multiclass_metric_values
+from .messages import MULTICLASS_MESSAGES  # first: every submodule may fail with these
+from .metrics import MC_METRICS, multiclass_metric_values
 
-__all__ = ["MC_METRICS", "MC_METRIC_DIRECTION", "multiclass_metric_values"]
+__all__ = ["MC_METRICS", "MULTICLASS_MESSAGES", "multiclass_metric_values"]

@@ -14,9 +14,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from audit_core.metrics import EPS_LOGIT, _bin_ids, auroc
+from audit_core.logistic import EPS_LOGIT
+from audit_core.metrics import auroc, bin_ids
 
-from ..bootstrap import replicate_draws
+from ..bootstrap import replicate_changes
 from . import conformal as mcf
 from .metrics import top_label
 from .selective import mc_confidence, mc_errors
@@ -27,7 +28,7 @@ __all__ = ["replicate_columns", "replicate_values", "multiclass_bootstrap"]
 def _binned(value: np.ndarray, score: np.ndarray, n_bins: int) -> np.ndarray:
     """(n, n_bins) matrix whose weighted column sums are the per-bin gaps ``Σ w (y − p)`` of one ECE."""
     M = np.zeros((len(value), n_bins))
-    M[np.arange(len(value)), _bin_ids(score, n_bins)] = value
+    M[np.arange(len(value)), bin_ids(score, n_bins)] = value
     return M
 
 
@@ -91,26 +92,16 @@ def replicate_values(cols: dict, W: np.ndarray) -> dict:
 def multiclass_bootstrap(audit) -> dict:
     """Replicate changes, shape (R, B) per ``(model, mapping, weighting, analysis, metric, alpha, rate)``."""
     c = audit.config
-    B, R = c.n_bootstrap, c.n_refits
-    schemes = [("unweighted", False)] + ([("weighted", True)] if audit._wsrc is not None else [])
     cols = {}
     for (r, m) in audit._pipes:
         for mp in audit.mc_mappings:
             for dom, y, _, _ in audit._test_sets(r):
                 cols[(r, m, mp, dom)] = replicate_columns(y, audit._mapped(r, m, mp, dom), audit._rules[(r, m, mp)],
                                                           n_bins=c.n_bins)
-    out: dict = {}
-    for start, b, r, idt, counts_id, counts_ood in replicate_draws(audit):
-        for m in c.models:
-            for weighting, usew in schemes:
-                W_id = counts_id * audit._wsrc[idt] if usew else counts_id
-                W_ood = counts_ood * audit._wtgt if usew else counts_ood
-                for mp in audit.mc_mappings:
-                    v_id = replicate_values(cols[(r, m, mp, "id")], W_id)
-                    v_ood = replicate_values(cols[(r, m, mp, "ood")], W_ood)
-                    for (analysis, metric, alpha, s), val in v_id.items():
-                        key = (m, mp, weighting, analysis, metric, np.nan if alpha is None else alpha,
-                               np.nan if s is None else s)
-                        arr = out.setdefault(key, np.full((R, B), np.nan))
-                        arr[r, start:start + b] = v_ood[(analysis, metric, alpha, s)] - val
-    return out
+
+    def changes(r, m, mp, ids, oods):
+        v_id = replicate_values(cols[(r, m, mp, "id")], ids[0])
+        v_ood = replicate_values(cols[(r, m, mp, "ood")], oods[0])
+        return {key: v_ood[key] - val for key, val in v_id.items()}
+
+    return replicate_changes(audit, audit.mc_mappings, changes)

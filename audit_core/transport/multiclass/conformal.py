@@ -18,8 +18,10 @@ randomised anywhere):
   not depend on an arbitrary order among equal probabilities). Class ``c``
   is in the set when the mass strictly above it has not yet reached the
   quantile, ``A_c = C_{m_c} < q̂`` (allowance as above): the non-randomised
-  rule that includes the last class, the same sets as MAPIE's
-  ``include_last_label=True``. The most probable class is always in the set.
+  rule that includes the last class. Tied classes are in or out together;
+  without ties these are the sets of MAPIE's ``include_last_label=True``,
+  which with ties orders the tied classes by index and can keep one and drop
+  the other. The most probable class is always in the set.
 * **RAPS** — APS plus the penalty ``λ · (j − k_reg)⁺`` added at sorted
   position ``j`` (1-based): ``s_y = C_{m_y+t_y} + λ (m_y + t_y − k_reg)⁺`` and
   ``A_c = C_{m_c} + λ (m_c − k_reg)⁺``. ``k_reg`` and ``λ`` are declared, not

@@ -26,7 +26,7 @@ import numpy as np
 import pandas as pd
 
 from audit_core.calibration import frequency_band
-from audit_core.metrics import _bin_ids, calibration_bins
+from audit_core.metrics import bin_ids, calibration_bins
 
 from .. import selective as sl
 from ..results import mean_curve
@@ -53,7 +53,7 @@ def top_label_bins(y, P, *, n_bins: int = 15, seed: int = 0) -> pd.DataFrame:
     yhat, conf = top_label(np.asarray(P, dtype=float))
     right = (yhat == np.asarray(y).astype(int)).astype(float)
     b = calibration_bins(right, conf, n_bins=n_bins)
-    b["frac_pos_low"], b["frac_pos_high"] = frequency_band(_bin_ids(conf, n_bins), right, n_bins, seed=seed)
+    b["frac_pos_low"], b["frac_pos_high"] = frequency_band(bin_ids(conf, n_bins), right, n_bins, seed=seed)
     return b
 
 

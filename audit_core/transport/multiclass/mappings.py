@@ -32,9 +32,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from audit_core.errors import fail
-from audit_core.metrics import EPS_LOGIT
+from audit_core.logistic import EPS_LOGIT
 
-from . import messages as _messages  # noqa: F401
 from .metrics import check_multiclass_inputs
 
 __all__ = ["MC_MAPPINGS", "MulticlassMapping", "pseudo_logits", "softmax", "weighted_nll", "fit_multiclass_mapping",

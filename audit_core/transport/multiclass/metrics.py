@@ -49,13 +49,12 @@ from typing import Callable
 import numpy as np
 
 from audit_core.errors import fail
-from audit_core.metrics import EPS_LOGIT, auroc, check_binary_inputs, expected_calibration_error
+from audit_core.logistic import EPS_LOGIT
+from audit_core.metrics import auroc, check_binary_inputs, expected_calibration_error
 
-from . import messages as _messages  # noqa: F401  (registers MULTICLASS_*)
 
 __all__ = [
     "MC_METRICS",
-    "MC_METRIC_DIRECTION",
     "check_multiclass_inputs",
     "top_label",
     "ece_top",
@@ -197,11 +196,6 @@ MC_METRICS: dict[str, Callable[..., float]] = {
     "ece_top": ece_top,
     "ece_classwise": ece_classwise,
 }
-
-#: +1 when larger is better, −1 when smaller is better.
-MC_METRIC_DIRECTION: dict[str, int] = {"accuracy": 1, "auroc_macro": 1, "brier_multiclass": -1,
-                                       "log_loss_multiclass": -1, "ece_top": -1, "ece_classwise": -1}
-
 
 def multiclass_metric_values(y_true, P, *, sample_weight=None, n_bins: int = 15) -> dict[str, float]:
     """Every metric of :data:`MC_METRICS` on one ``(y, P)``, inputs checked once."""
