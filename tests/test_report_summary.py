@@ -72,7 +72,7 @@ def test_report_opens_with_the_executive_summary_then_the_detail(reg: RunRegistr
     assert end < doc.index("<div class='detail'>") < doc.index('id="summary-table"')
     # the gate's findings, in plain words: what cannot be decided and why (the production rules need the transport
     # and fragility runs, which a model run does not provide)
-    assert ("Release cannot be decided yet: how far the stated probabilities are off on the target domain (ECE); the "
+    assert ("Release cannot be decided yet: how far the stated probabilities are off on the target domain (ECE) and the "
             "share of confident predictions that change class under the donor test are unknown, because no saved run "
             "provides them.") in doc[summary:end]
     assert "refer" not in doc[summary:end].split("id='findings'")[1]
@@ -161,3 +161,13 @@ def test_the_partial_bundle_draws_every_trace_type_offline(tmp_path: Path) -> No
         assert page.locator("#g0 .bars path").count() >= 2 and page.locator("#g1 .boxlayer path").count() >= 1
         assert page.locator("#g2 .hm image").count() == 1 and page.locator("#g3 .scatterlayer .point").count() == 2
         assert not errors
+
+
+def test_the_symbol_list_explains_symbols_not_english_words_that_share_a_glossary_entry() -> None:
+    """"the source selection partition" is English: "source" must not get the column help of the gate's table."""
+    from components.report.document import _symbols
+
+    named = dict(_symbols(["selective rate and risk at s = 0.8, τ fitted on the source selection partition",
+                           "ece_top: OOD − ID paired over refits; model lr, mapping platt"]))
+    assert {"rate", "risk", "ece_top", "OOD"} <= set(named)
+    assert not {"source", "model", "mapping"} & set(named)

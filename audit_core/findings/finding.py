@@ -9,7 +9,7 @@ from typing import Any, Literal, Mapping
 from audit_core.runs.keys import TableKey
 
 __all__ = ["Finding", "Fact", "Word", "Severity", "FORMATS", "fmt", "render", "num", "signed", "pct", "interval",
-           "ALARM"]
+           "ALARM", "and_list"]
 
 Severity = Literal["info", "good", "warning", "alert"]
 #: Severities shown in alarm colour (a sentence in them may never say "improves").
@@ -168,3 +168,14 @@ def render(template: str, facts: Sequence[Fact], words: Sequence[Word], labels: 
     slots.update({f"w{i}": w.text for i, w in enumerate(words)})
     slots.update({str(k): str(v) for k, v in labels.items()})
     return template.format_map(slots)
+
+
+def and_list(names: list[str]) -> str:
+    """Names as an English list.
+
+    Examples
+    --------
+    >>> and_list(["a"]), and_list(["a", "b"]), and_list(["a", "b", "c"])
+    ('a', 'a and b', 'a, b and c')
+    """
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]

@@ -19,7 +19,7 @@ import re
 from audit_core.receipts.adjudicate import adjudicate, rule_outcomes
 from audit_core.runs.gate import GateResult
 
-from .finding import Fact, Finding, Word
+from .finding import Fact, Finding, Word, and_list
 
 __all__ = ["gate_findings", "VERDICT_WORDS", "GROUND_NAMES"]
 
@@ -138,7 +138,7 @@ def _why_unknown(gate: GateResult, names: list[str], ids: list[str]) -> str:
                        (undefined, "not defined for the saved runs given (their kind or target does not have {})")):
         if group:
             one = len(group) == 1
-            parts.append("; ".join(group) + (" is " if one else " are ") + why.format("it" if one else "them"))
+            parts.append(and_list(group) + (" is " if one else " are ") + why.format("it" if one else "them"))
     return ", and ".join(parts)
 
 

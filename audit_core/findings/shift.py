@@ -6,17 +6,12 @@ import pandas as pd
 
 from audit_core.runs.keys import TableKey, read_key
 
-from .finding import Fact, Finding, Word
+from .finding import Fact, Finding, Word, and_list
 
 __all__ = ["shift_finding", "PSI_MAJOR"]
 
 #: PSI at or above which a feature's shift is called major (the usual rule of thumb: < 0.1 small, 0.1–0.25 moderate).
 PSI_MAJOR = 0.25
-
-
-def _and(names: list[str]) -> str:
-    """``a``, ``a and b``, ``a, b and c``."""
-    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
 
 
 def shift_finding(shift: pd.DataFrame | None, domain: pd.DataFrame | None = None, *, top: int = 3) -> Finding | None:
@@ -62,7 +57,7 @@ def shift_finding(shift: pd.DataFrame | None, domain: pd.DataFrame | None = None
             facts.append(Fact(f"{col}{i}", 1.0, key, "int"))
             words.append(Word("", "flag", (f"{col}{i}",)))
         if flagged:
-            template += " " + said.format(_and([f"{{feature{i}}}" for i in flagged]))
+            template += " " + said.format(and_list([f"{{feature{i}}}" for i in flagged]))
     major = float(head["psi"].iloc[0]) >= PSI_MAJOR
     targeted = bool(head.get("targeted_flagged", pd.Series(False, index=head.index)).astype(bool).any())
     return Finding.of(kind="feature_shift", severity="warning" if major or targeted else "info", template=template,

@@ -188,12 +188,23 @@ def _summary_page(record: RunRecord, stamp: str, figures: list, verdict_html: st
     return parts
 
 
+#: Lower-case glossary entries that are metric symbols; every other plain lower-case word in a detail line
+#: ("source", "model", "threshold") is English there, not the table column the glossary explains.
+_METRIC_WORDS = frozenset({"accuracy", "ace", "aurc", "auroc", "coverage", "ece", "fds", "hcep", "mce", "prevalence",
+                           "qhat", "rate", "rcma", "risk"})
+
+
+def _is_symbol(token: str) -> bool:
+    """A symbol (``ood_ece``, ``k*``, ``OOD``, ``auroc``), not an English word that shares a glossary entry."""
+    return "_" in token or "*" in token or not token.islower() or token in _METRIC_WORDS
+
+
 def _symbols(details: list[str]) -> list[tuple[str, str]]:
     """The glossary's plain name of every symbol the detail lines use (metric names, grounds), in order."""
     seen: dict[str, str] = {}
     for d in details:
         for token in re.findall(r"[A-Za-z_][A-Za-z0-9_*]*", d):
-            text = explain(token)
+            text = explain(token) if _is_symbol(token) else None
             if text and token not in seen and len(token) > 2:
                 seen[token] = text
     return list(seen.items())
