@@ -207,7 +207,7 @@ async def _session(browser, url: str, index: int, seed: int, cases: int, timeout
             res.step = "transport"
             await page.get_by_role("link", name="Transport", exact=True).first.click()
             await page.get_by_role("button", name="Lock tolerances").click()
-            await page.get_by_text("Tolerances locked", exact=False).first.wait_for(timeout=timeout_ms)
+            await page.get_by_text("Tolerances and headline slice locked", exact=False).first.wait_for(timeout=timeout_ms)
             for label, value in (("Refits R", 2), ("Seed", seed), ("Bootstrap resamples", 20),
                                  ("Random sets J per refit", 2), ("Row cap per test set (stress)", 400)):
                 await _fill(page, label, value)
