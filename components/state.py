@@ -54,7 +54,7 @@ import streamlit as st
 
 from audit_core.data.intake import LoadedTable, ReadOptions, SheetInfo, check_table, list_sheets, read_table, read_tables
 from audit_core.data.samples import SampleInfo, load_sample
-from audit_core.limits import Limits, setting
+from audit_core.limits import setting
 from audit_core.runs.registry import RunRegistry
 
 __all__ = [
@@ -78,7 +78,6 @@ __all__ = [
     "cached_upload",
     "cached_uploads",
     "cached_sheets",
-    "upload_options",
 ]
 
 #: Value-widget key prefixes by page: Data & groups, Fragility, Transport, Receipts, Runs.
@@ -324,11 +323,6 @@ def cached_uploads(files: tuple[tuple[bytes, str], ...], options: ReadOptions) -
 @st.cache_data(show_spinner=False, max_entries=4)
 def cached_sheets(data: bytes, name: str, options: ReadOptions) -> tuple[SheetInfo, ...]:
     return list_sheets(data, name=name, options=options)
-
-
-def upload_options(**kwargs: Any) -> ReadOptions:
-    """Read options with the caps of :meth:`audit_core.limits.Limits.from_env` (``AUDIT_MAX_*``)."""
-    return ReadOptions.from_limits(Limits.from_env(), **kwargs)
 
 
 def sample_table(name: str) -> LoadedTable:

@@ -84,12 +84,12 @@ def test_row_and_column_caps_name_their_variable():
                                                                                options=ReadOptions.from_limits(lim))).message
 
 
-def test_upload_options_read_limits(monkeypatch):
-    from components.state import upload_options
+def test_user_read_options_read_limits(monkeypatch):
+    from audit_core.data.intake import user_read_options
 
     monkeypatch.setenv("AUDIT_MAX_COLUMNS", "7")
     monkeypatch.setenv("AUDIT_MAX_UPLOAD_MB", "1")
-    opts = upload_options(encoding="latin-1")
+    opts = user_read_options(encoding="latin-1")
     assert (opts.max_columns, opts.max_bytes, opts.encoding) == (7, 1_048_576, "latin-1")
 
 

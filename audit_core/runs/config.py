@@ -37,7 +37,8 @@ import pandas as pd
 from audit_core.data.baseline import BASELINE_KINDS
 from audit_core.data.dataset import AuditDataset, DatasetConfig, build_dataset
 from audit_core.data.eligibility import EligibilityFilter
-from audit_core.data.intake import LoadedTable, ReadOptions, check_table, read_table
+from audit_core.data.intake import LoadedTable, ReadOptions, check_table, read_table, user_read_options
+from audit_core.data.intake.options import DECIMAL_CHOICES, HEADER_CHOICES
 from audit_core.data.samples import SAMPLES, load_sample
 from audit_core.data.targets import target_from_dict
 from audit_core.errors import AuditInputError, fail, register_messages
@@ -51,6 +52,7 @@ __all__ = [
     "AuditConfig",
     "LoadedData",
     "check_keys",
+    "data_read_options",
     "expect_type",
     "load_config",
     "load_data",
@@ -82,7 +84,10 @@ register_messages(
 )
 
 _TOP_KEYS = ("name", "data", "dataset", "model", "audits")
-_DATA_KEYS = ("sample", "path", "paths", "part_column", "column_names", "na_values", "delimiter", "encoding", "sheet")
+_DATA_KEYS = (
+    "sample", "path", "paths", "part_column", "column_names", "na_values", "delimiter", "encoding", "header", "decimal",
+    "sheet",
+)
 _DATASET_KEYS = (
     "targets",
     "primary_target",
@@ -255,6 +260,10 @@ def _validate_data(data: Any) -> dict[str, Any]:
     for key in ("part_column", "delimiter", "encoding"):
         expect_type(data.get(key), str, where=f"data.{key}", optional=True)
     expect_type(data.get("sheet"), (str, int), where="data.sheet", optional=True)
+    for key, choices in (("header", HEADER_CHOICES), ("decimal", DECIMAL_CHOICES)):
+        if key in data and data[key] not in choices:
+            raise fail("CONFIG_BAD_VALUE", where=f"data.{key}", expected="one of " + ", ".join(map(repr, choices)),
+                       got=data[key])
     for key in ("column_names", "na_values"):
         values = expect_type(data.get(key), list, where=f"data.{key}", optional=True) or []
         for i, v in enumerate(values):
@@ -398,26 +407,34 @@ class LoadedData:
     raw_groups: dict[str, str] = field(default_factory=dict)
 
 
+def data_read_options(data: Mapping[str, Any]) -> ReadOptions:
+    """The read options of a config's ``data`` section, built as the app builds them from its Read options.
+
+    Parameters
+    ----------
+    data : mapping
+        A validated ``data`` section (:attr:`AuditConfig.data`).
+
+    Returns
+    -------
+    ReadOptions
+        See :func:`audit_core.data.intake.user_read_options`: what the section leaves out is decided from the file.
+    """
+    return user_read_options(
+        delimiter=data.get("delimiter"),
+        encoding=data.get("encoding"),
+        header=data.get("header", "auto"),
+        decimal=data.get("decimal", "auto"),
+        column_names=data.get("column_names"),
+        na_values=data.get("na_values"),
+        sheet=data.get("sheet"),
+    )
+
+
 def _read_file(path: Path, data: Mapping[str, Any], where: str, base: Path) -> LoadedTable:
     if not path.is_file():
         raise fail("CONFIG_MISSING_FILE", path=path, where=where, base=base)
-    raw = path.read_bytes()
-    names = data.get("column_names")
-    payload = raw
-    if names:  # headerless file: prepend the declared header
-        delim = data.get("delimiter") or ","
-        payload = (delim.join(names) + "\n").encode() + raw
-    options = ReadOptions.from_limits(
-        Limits.from_env(),
-        delimiter=data.get("delimiter"),
-        encoding=data.get("encoding"),
-        sheet=data.get("sheet"),
-        na_values=tuple(data.get("na_values") or ()),
-    )
-    # Files without a table extension (e.g. UCI's ``.data``) are read as CSV.
-    known = path.suffix.lower() in {".csv", ".tsv", ".txt", ".parquet", ".pq", ".xlsx"}
-    table = read_table(payload, name=path.name if known else f"{path.name}.csv", options=options)
-    return table
+    return read_table(path.read_bytes(), name=path.name, options=data_read_options(data))
 
 
 def load_data(config: AuditConfig, *, base_dir: str | Path) -> LoadedData:

@@ -17,7 +17,7 @@ import streamlit as st
 from audit_core.data.baseline import BASELINE_KINDS
 from audit_core.data.dataset import DatasetConfig, build_dataset
 from audit_core.data.groups import GroupRule, apply_group_rules, parse_group_csv
-from audit_core.data.intake import LoadedTable
+from audit_core.data.intake import LoadedTable, user_read_options
 from audit_core.data.roles import ROLES, propose_roles
 from audit_core.data.samples import SAMPLES
 from audit_core.data.targets import target_from_dict
@@ -29,7 +29,7 @@ from audit_core.runs.save import save_workspace
 from components.feedback import code, guarded, md_escape, progress_bar, stale_notice
 from components.state import (
     PERSIST, WORKSPACE_SLOT, Keys, cached_sheets, cached_upload, cached_uploads, current_provenance, registry,
-    sample_table, session, upload_options, workspace_key,
+    sample_table, session, workspace_key,
 )
 from components.widgets.adoption import NONE, adopt_table, replace_columns_table, seed_domain_values
 
@@ -91,7 +91,7 @@ def _read_options_widgets(uploads: list) -> dict[str, Any]:
         sheet: str | int | None = None
         if len(uploads) == 1 and uploads[0].getvalue()[:2] == b"PK":
             with guarded(f"listing the sheets of {uploads[0].name}"):
-                sheets = cached_sheets(uploads[0].getvalue(), uploads[0].name, upload_options())
+                sheets = cached_sheets(uploads[0].getvalue(), uploads[0].name, user_read_options())
                 labels = [_FIRST_WITH_DATA] + [s.name for s in sheets]
                 if st.session_state.get("dg_sheet") not in labels:
                     st.session_state["dg_sheet"] = _FIRST_WITH_DATA
@@ -105,8 +105,8 @@ def _read_options_widgets(uploads: list) -> dict[str, Any]:
         encoding=None if enc == "detect" else enc,
         header=_HEADERS[header],
         decimal=_DECIMALS[decimal],
-        column_names=tuple(c.strip() for c in (names or "").split(",") if c.strip()),
-        na_values=tuple(c.strip() for c in (na_codes or "").split(",") if c.strip()),
+        column_names=(names or "").split(","),
+        na_values=(na_codes or "").split(","),
         sheet=sheet,
         drop_all_missing=drop_missing,
         inf_as_missing=inf_missing,
@@ -144,7 +144,7 @@ def source_section() -> LoadedTable | None:
             label = uploads[0].name + (f" and {len(uploads) - 1} more" if len(uploads) > 1 else "")
             with guarded(f"reading {label}"):
                 pending = st.session_state.get(_CODE_PAIRS) or ()
-                options = upload_options(missing_codes=_accepted_codes(list(pending)), **read)
+                options = user_read_options(missing_codes=_accepted_codes(list(pending)), **read)
                 files = tuple((u.getvalue(), u.name) for u in uploads)
                 table = cached_upload(*files[0], options) if len(files) == 1 else cached_uploads(files, options)
                 adopt_table(table, f"upload:{upload_id}", None)

@@ -24,7 +24,7 @@ Choices
 """
 from .checks import check_table
 from .excel import SheetInfo, list_sheets
-from .options import LoadedTable, ReadOptions
+from .options import LoadedTable, ReadOptions, user_read_options
 from .read import read_path, read_table, read_tables
 from .report import CANDIDATE_MISSING_CODES, MissingCodeProposal, ReadReport
 
@@ -40,4 +40,5 @@ __all__ = [
     "read_path",
     "read_table",
     "read_tables",
+    "user_read_options",
 ]

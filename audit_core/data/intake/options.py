@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Literal, Sequence
 
 import pandas as pd
 
@@ -11,13 +11,16 @@ from audit_core.limits import Limits
 
 from .report import ReadReport
 
-__all__ = ["MB", "TableFormat", "HeaderChoice", "DecimalChoice", "ReadOptions", "LoadedTable"]
+__all__ = ["MB", "TableFormat", "HeaderChoice", "DecimalChoice", "HEADER_CHOICES", "DECIMAL_CHOICES", "ReadOptions",
+           "LoadedTable", "user_read_options"]
 
 TableFormat = Literal["csv", "parquet", "excel"]
 #: ``auto`` decides from the content; ``first_row`` / ``none`` are the user's explicit choice.
 HeaderChoice = Literal["auto", "first_row", "none"]
 #: ``auto`` decides per column; ``.`` or ``,`` fixes the decimal mark of every text number.
 DecimalChoice = Literal["auto", ".", ","]
+HEADER_CHOICES: tuple[HeaderChoice, ...] = ("auto", "first_row", "none")
+DECIMAL_CHOICES: tuple[DecimalChoice, ...] = ("auto", ".", ",")
 
 register_messages(
     {
@@ -185,6 +188,71 @@ class ReadOptions:
             max_expansion_bytes=limits.max_expansion_bytes,
             **kwargs,
         )
+
+
+def _texts(values: Sequence[str] | None) -> tuple[str, ...]:
+    return tuple(v.strip() for v in (values or ()) if v and v.strip())
+
+
+def user_read_options(
+    *,
+    delimiter: str | None = None,
+    encoding: str | None = None,
+    header: HeaderChoice = "auto",
+    decimal: DecimalChoice = "auto",
+    column_names: Sequence[str] | None = None,
+    na_values: Sequence[str] | None = None,
+    sheet: str | int | None = None,
+    missing_codes: Sequence[tuple[str, str]] = (),
+    drop_all_missing: bool = False,
+    inf_as_missing: bool = False,
+    limits: Limits | None = None,
+) -> ReadOptions:
+    """The read options for what a user gave: the app's Read options and a run config's ``data`` both come here.
+
+    Only what was given is fixed; everything left out (``None``, blank, ``"auto"``) is decided from
+    the file: encoding, delimiter, header row, decimal mark, sheet. Each option fixes its own
+    decision and nothing else: column names only name the columns, so a headerless space-separated
+    file with names given is still sniffed as space-separated, and its first row is still checked
+    for a header (a header found there is replaced by the names; ``header="none"`` keeps it as data).
+
+    Parameters
+    ----------
+    delimiter, encoding : str or None
+        Blank means detect.
+    header : {"auto", "first_row", "none"}
+    decimal : {"auto", ".", ","}
+    column_names, na_values : sequence of str or None
+        Trimmed; blank entries are dropped.
+    sheet : str, int or None
+    missing_codes : sequence of (column, code)
+    drop_all_missing, inf_as_missing : bool
+    limits : Limits, optional
+        Caps; default :meth:`Limits.from_env` (``AUDIT_MAX_*``).
+
+    Returns
+    -------
+    ReadOptions
+
+    Examples
+    --------
+    >>> opts = user_read_options(delimiter="", column_names=[" a", "b ", ""], na_values=["?"])
+    >>> opts.delimiter, opts.header, opts.column_names, opts.na_values
+    (None, 'auto', ('a', 'b'), ('?',))
+    """
+    return ReadOptions.from_limits(
+        limits or Limits.from_env(),
+        delimiter=delimiter or None,
+        encoding=encoding or None,
+        header=header,
+        decimal=decimal,
+        column_names=_texts(column_names),
+        na_values=_texts(na_values),
+        sheet=sheet,
+        missing_codes=tuple(missing_codes),
+        drop_all_missing=drop_all_missing,
+        inf_as_missing=inf_as_missing,
+    )
 
 
 @dataclass(frozen=True)
