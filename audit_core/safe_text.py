@@ -256,7 +256,11 @@ def load_yaml(
     import yaml
 
     text = decode_utf8(data, what=what, max_bytes=max_bytes)
-    loader = _loader_class()(text)
+    try:  # the reader refuses control characters such as NUL while it is being built
+        loader = _loader_class()(text)
+    except yaml.reader.ReaderError as exc:
+        reason = f"character {exc.position + 1}: the control character U+{exc.character:04X} is not allowed in YAML."
+        raise (syntax or (lambda r: fail("YAML_SYNTAX", what=what, reason=r)))(reason) from None
     try:
         node = loader.get_single_node()
         if node is None:

@@ -59,7 +59,7 @@ register_messages(
 )
 
 _PICKLE_NAMES = (".pkl", ".pickle", ".pck", ".joblib", ".sav")
-_PROTOCOL_01_STARTS = frozenset(b"(c}]N")  # MARK, GLOBAL, EMPTY_DICT, EMPTY_LIST, NONE
+_PROTOCOL_01_STARTS = frozenset(b"(c}]")  # MARK, GLOBAL, EMPTY_DICT, EMPTY_LIST: how models' pickles begin
 _MLMODEL_MAX_BYTES = 1 << 20
 
 _FLAVOUR_HOW = {
@@ -136,16 +136,22 @@ def _refuse_mlflow(mlmodel: bytes, name: str):
 
 
 def _mlmodel_in_zip(data: bytes) -> bytes | None:
-    """The ``MLmodel`` member of a zip (at any depth), or None; a member over 1 MiB is read as empty."""
+    """The ``MLmodel`` member of a zip (at any depth), or None; a member over 1 MiB or unreadable is read as empty."""
     try:
-        with zipfile.ZipFile(io.BytesIO(data)) as zf:
-            members = [i for i in zf.infolist() if PurePosixPath(i.filename).name == "MLmodel" and not i.is_dir()]
-            if not members:
-                return None
-            info = min(members, key=lambda i: i.filename.count("/"))
-            return zf.read(info) if info.file_size <= _MLMODEL_MAX_BYTES else b""
+        zf = zipfile.ZipFile(io.BytesIO(data))
     except (zipfile.BadZipFile, ValueError, OSError, NotImplementedError):
         return None  # the skops reader reports an unreadable zip
+    with zf:
+        members = [i for i in zf.infolist() if PurePosixPath(i.filename).name == "MLmodel" and not i.is_dir()]
+        if not members:
+            return None
+        info = min(members, key=lambda i: i.filename.count("/"))
+        if info.file_size > _MLMODEL_MAX_BYTES:
+            return b""
+        try:
+            return zf.read(info)
+        except Exception:  # noqa: BLE001 - corrupt, encrypted or oddly compressed: still an MLflow folder
+            return b""
 
 
 def _not_supported_kind(data: bytes, suffix: str) -> str | None:
