@@ -256,7 +256,12 @@ def load_yaml(
     import yaml
 
     text = decode_utf8(data, what=what, max_bytes=max_bytes)
-    loader = _loader_class()(text)
+    syntax = syntax or (lambda reason: fail("YAML_SYNTAX", what=what, reason=reason))
+    try:  # the reader refuses control characters such as NUL while it is being built
+        loader = _loader_class()(text)
+    except yaml.reader.ReaderError as exc:
+        reason = f"character {exc.position + 1}: the control character U+{exc.character:04X} is not allowed in YAML."
+        raise syntax(reason) from None
     try:
         node = loader.get_single_node()
         if node is None:
@@ -266,7 +271,7 @@ def load_yaml(
     except _Refusal as r:
         raise fail(r.code, what=what, **r.fields) from None
     except yaml.YAMLError as exc:
-        raise (syntax or (lambda reason: fail("YAML_SYNTAX", what=what, reason=reason)))(_reason(exc)) from None
+        raise syntax(_reason(exc)) from None
     except RecursionError:  # pragma: no cover - the depth cap answers first
         raise fail("TEXT_TOO_DEEP", what=what, limit=MAX_DEPTH, at="") from None
     finally:

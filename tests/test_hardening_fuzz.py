@@ -435,6 +435,10 @@ def model_files(draw):
                 zf.writestr("schema.json", json.dumps(draw(SKOPS_NODE)))
             for i in range(draw(st.integers(0, 2))):
                 zf.writestr(f"{i}.npy", draw(st.binary(max_size=20)))
+            if draw(st.booleans()):  # an MLflow-like folder: its MLmodel file is read with the safe YAML loader
+                zf.writestr("model/MLmodel", draw(st.one_of(st.binary(max_size=40), st.sampled_from(
+                    [b"flavors: {sklearn: {}}", b"flavors: [1, 2]", b"flavors:\n  ? [a]\n  : 1", b"- x", b"&a [*a]",
+                     b"flavors: !!python/name:os.system"]))))
         return buf.getvalue()
     if kind == 1:
         return b"PK" + draw(st.binary(max_size=80))
@@ -446,7 +450,7 @@ def model_files(draw):
 
 
 @settings(max_examples=BUDGET["model_files"], **FUZZ)
-@given(data=model_files(), name=st.sampled_from(["m.skops", "m.txt", "m.pkl", "m"]))
+@given(data=model_files(), name=st.sampled_from(["m.skops", "m.txt", "m.pkl", "m", "m.joblib", "MLmodel", "m.onnx"]))
 def test_model_files(data, name):
     table = pd.DataFrame({"a": [1.0, 2.0, 3.0, 4.0], "n": [1, 0, 1, 0]})
     declared_or_valid(lambda: import_model(data, name=name, table=table),

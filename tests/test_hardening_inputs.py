@@ -286,7 +286,7 @@ class _Payload:
 def test_pickle_payload_never_runs(name):
     data = pickle.dumps(_Payload())
     table = pd.DataFrame({"a": [1.0, 2.0]})
-    raises("IMPORT_UNKNOWN_FORMAT", lambda: import_model(data, name=name, table=table))
+    raises("IMPORT_PICKLE", lambda: import_model(data, name=name, table=table))
     assert not Path("/tmp/hardening_pickle_ran").exists()
 
 

@@ -191,3 +191,13 @@ def test_syntax_errors_keep_their_codes_and_never_quote_the_line():
     for reader, code in (("config", "CONFIG_NOT_YAML"), ("state", "RC_STATE_SYNTAX"), ("rules", "RC_STATE_SYNTAX")):
         got, message = _code(reader, f"a: [1, 2\nb: {secret}\n\tc: 3\n")
         assert got == code and "line " in message and secret not in message
+
+
+@pytest.mark.parametrize(("reader", "code"), [("config", "CONFIG_NOT_YAML"), ("state", "RC_STATE_SYNTAX"),
+                                              ("rules", "RC_STATE_SYNTAX"), ("loader", "YAML_SYNTAX")])
+@pytest.mark.parametrize("char", ["\x00", "\x07", "\x1b"])
+def test_control_characters_are_a_declared_syntax_error_with_their_position(reader, code, char):
+    # PyYAML's reader refuses these while the loader is being built, before parsing starts
+    got, message = _code(reader, "model: {kind: logistic_regression}\n" + char + "audits: []\n")
+    assert got == code, message
+    assert f"character 36: the control character U+{ord(char):04X} is not allowed in YAML." in message

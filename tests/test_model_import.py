@@ -157,14 +157,14 @@ def test_pickle_is_refused_without_unpickling(tmp_path, table):
     probe = tmp_path / "probe.marker"
     pickle.loads(pickle.dumps(_Tripwire(str(probe)))).close()
     assert probe.exists()
-    msg = declared("IMPORT_UNKNOWN_FORMAT", import_model, data, name="model.pkl", table=X)
-    assert "'model.pkl'" in msg and "never loaded" in msg
+    msg = declared("IMPORT_PICKLE", import_model, data, name="model.pkl", table=X)
+    assert "'model.pkl'" in msg and "refused without being opened" in msg
     assert not marker.exists()
 
 
 def test_joblib_and_random_bytes_refused(table):
     X, _ = table
-    declared("IMPORT_UNKNOWN_FORMAT", import_model, b"\x80\x04garbage", name="m.joblib", table=X)
+    declared("IMPORT_PICKLE", import_model, b"\x80\x04garbage", name="m.joblib", table=X)
     declared("IMPORT_UNKNOWN_FORMAT", import_model, b"", name="empty.skops", table=X)
 
 

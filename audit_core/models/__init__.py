@@ -3,6 +3,8 @@
 * :mod:`~audit_core.models.zoo` — the model zoo (:data:`ZOO`), :class:`ModelSpec`, :class:`FittedModel`;
 * :mod:`~audit_core.models.training` — the :class:`Workspace` (dataset, split, model, grouping, baseline);
 * :mod:`~audit_core.models.importing` — import a skops file (trusted types only) or a LightGBM text model;
+* :mod:`~audit_core.models.refusals` — recognise pickle, joblib, MLflow, ONNX, XGBoost and CatBoost files unopened
+  and refuse each with a way forward;
 * :mod:`~audit_core.models.audit` — the ``model`` audit's seeded work items (AUROC bootstrap, refits by seed);
 * :mod:`~audit_core.models.probs` — probability conventions (clipping, pseudo-logits, margins, confidence);
 * :mod:`~audit_core.models.manifest` — what every run manifest records about the workspace and libraries.

@@ -1,6 +1,8 @@
 """Import a user's own model through safe formats only.
 
-Two formats are accepted, and nothing is ever unpickled:
+Two formats are accepted, and nothing is ever unpickled (pickle, joblib, MLflow,
+ONNX, XGBoost and CatBoost files are recognised and refused with a way
+forward by :mod:`.refusals`):
 
 * a scikit-learn estimator or pipeline saved with **skops** (``.skops``).
   Before loading, :func:`skops.io.get_untrusted_types` lists every type the
@@ -24,6 +26,7 @@ import pandas as pd
 from audit_core.errors import fail, register_messages
 from audit_core.limits import Limits
 
+from .refusals import ACCEPTED_FORMATS, refuse_known_format
 from .zoo import FittedModel
 
 __all__ = ["REVIEWED_TYPES", "import_model", "load_skops", "load_lightgbm_text"]
@@ -44,7 +47,7 @@ register_messages(
         ),
         "IMPORT_UNREADABLE": "Could not read {name!r} as a {fmt} model: {detail}",
         "IMPORT_UNKNOWN_FORMAT": (
-            "{name!r} is not a supported model file. Upload a .skops file or a LightGBM text model (.txt). "
+            "{name!r} is not a supported model file. Accepted: " + ACCEPTED_FORMATS + ". "
             "Pickle and joblib files are never loaded."
         ),
         "IMPORT_NOT_CLASSIFIER": "The model in {name!r} ({type}) has no predict_proba; import a classifier.",
@@ -212,8 +215,11 @@ def import_model(data: bytes, *, name: str, table: pd.DataFrame) -> FittedModel:
     Raises
     ------
     AuditInputError
-        ``IMPORT_UNKNOWN_FORMAT`` for anything else, pickles included.
+        ``IMPORT_PICKLE``, ``IMPORT_MLFLOW`` or ``IMPORT_NOT_SUPPORTED_YET`` for a recognised file that is not
+        imported (see :func:`.refusals.refuse_known_format`; nothing is opened), ``IMPORT_UNKNOWN_FORMAT`` for
+        anything else.
     """
+    refuse_known_format(data, name=name)
     if data[:2] == b"PK":
         return load_skops(data, name=name, table_columns=[str(c) for c in table.columns])
     if data[:4] == b"tree":

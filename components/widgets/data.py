@@ -23,6 +23,7 @@ from audit_core.data.samples import SAMPLES
 from audit_core.data.targets import target_from_dict
 from audit_core.errors import AuditInputError, fail, register_messages
 from audit_core.models.importing import import_model
+from audit_core.models.refusals import ACCEPTED_FORMATS
 from audit_core.models.training import Workspace, attach_model, train_workspace
 from audit_core.models.zoo import ZOO, ModelSpec
 from audit_core.runs.save import save_workspace
@@ -439,8 +440,10 @@ def model_section(table: LoadedTable, config: DatasetConfig, groups: dict[str, s
                 )
                 _store(ws)
     with tab_import:
-        st.caption("Accepted: a scikit-learn model or pipeline saved with skops, or a LightGBM text model. Pickles are never loaded.")
-        upload = st.file_uploader("Model file", type=["skops", "txt"], key="up_model")
+        st.caption(md_escape(f"Accepted: {ACCEPTED_FORMATS}. Pickle, joblib and MLflow files are never opened: "
+                             "upload one to see how to convert it."))
+        # Any file type: a refused format gets a message that says how to convert it, not a greyed-out file chooser.
+        upload = st.file_uploader("Model file", key="up_model")
         if upload is not None and st.button("Import model", key="act_import"):
             with guarded(f"importing {upload.name}"), st.spinner("Importing…"):
                 dataset = build_dataset(table.frame, config)
