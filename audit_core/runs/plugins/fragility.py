@@ -125,8 +125,8 @@ def validate_config(options: dict, *, where: str = "audits[0]") -> dict[str, Any
     ...
     audit_core.errors.AuditInputError: Unknown key 'max_case' in audits[0]. Did you mean 'max_cases'? Allowed keys: \
 baseline_sensitivity, beam_width, case_seed, chunk_size, donor_groups, exact_budget, families, grid, k, max_cases, \
-missing_codes, n_boot, n_draws, path, perm_repeats, search_max_cases, seed, shap_max_cases, stress_draws, stress_seed, \
-temperature, thresholds, weights.
+missing_codes, n_boot, n_draws, path, perm_repeats, search_max_cases, seed, shap_max_cases, store_case_data, \
+stress_draws, stress_seed, temperature, thresholds, weights.
     """
     o = check_keys(options, where=where, allowed=OPTION_KEYS)
     out: dict[str, Any] = {}
