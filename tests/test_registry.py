@@ -582,3 +582,9 @@ def test_two_processes_write_concurrently(tmp_path: Path) -> None:
 if __name__ == "__main__" and len(sys.argv) > 1 and sys.argv[1] == "worker":
     _db, _worker, _n, _ready, _go = sys.argv[2:7]
     _worker_main(_db, int(_worker), int(_n), _ready, _go)
+    # End as the CLI does (audit_cli.commands.console_main): the work is saved and the
+    # registry closed; the interpreter's normal shutdown sometimes aborts in a native
+    # thread pool ("terminate called without an active exception", exit 134).
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(0)
