@@ -119,41 +119,61 @@ def _deposit(q: np.ndarray, v: np.ndarray, G: int) -> np.ndarray:
 
 
 def _reflected_smooth(grid_mass: np.ndarray, sigma: float) -> np.ndarray:
-    """Gaussian convolution of grid masses, reflected at 0 and 1 (mass never leaves [0, 1])."""
-    from scipy.signal import fftconvolve
+    """Gaussian convolution of grid masses along the last axis, reflected at 0 and 1 (mass never leaves [0, 1]).
 
-    G = len(grid_mass)
+    ``grid_mass`` is (G,) or (k, G); each row is smoothed on its own. Mirroring the masses at 0 and at 1
+    makes them periodic with period 2 (``2(G − 1)`` grid steps), so the reflected convolution is a
+    circular one over one period: one real FFT of the masses and one of the kernel (sampled to ±6σ,
+    normalised, wrapped onto the period). Every mirror image within 6σ is counted.
+    """
+    from scipy.fft import irfft, rfft
+
+    G = grid_mass.shape[-1]
+    period = 2 * (G - 1)
     h = 1.0 / (G - 1)
-    ext = np.concatenate([grid_mass[:0:-1], grid_mass, grid_mass[-2::-1]])  # [-1, 2] by reflection
-    half = min(int(np.ceil(6 * sigma / h)), 2 * (G - 1))
-    t = np.arange(-half, half + 1) * h
-    ker = np.exp(-0.5 * (t / sigma) ** 2)
-    ker /= ker.sum()
-    out = fftconvolve(ext, ker, mode="same")
-    return out[G - 1:2 * G - 1]
+    mirrored = np.concatenate([grid_mass, grid_mass[..., -2:0:-1]], axis=-1)  # [0, 2): one period
+    half = int(np.ceil(6 * sigma / h))
+    offsets = np.arange(-half, half + 1)
+    ker = np.exp(-0.5 * (offsets * h / sigma) ** 2)
+    wrapped = np.bincount(offsets % period, weights=ker / ker.sum(), minlength=period)
+    out = irfft(rfft(mirrored, axis=-1) * rfft(wrapped), n=period, axis=-1)
+    return out[..., :G]
+
+
+def _smooth_masses(y: np.ndarray, q: np.ndarray, w: np.ndarray, grid: int) -> np.ndarray:
+    """The residual and weight masses on the grid, (2, grid): what every bandwidth smooths."""
+    return np.stack([_deposit(q, w * (q - y), grid), _deposit(q, w, grid)])
+
+
+def _smooth_ece_masses(masses: np.ndarray, sigma: float) -> float:
+    r, d = _reflected_smooth(masses, sigma)
+    return float(np.abs(r).sum() / d.sum())
 
 
 def smooth_ece_at(y: np.ndarray, q: np.ndarray, w: np.ndarray, sigma: float, *, grid: int = SMOOTH_GRID) -> float:
     """``smECE_σ`` on validated arrays at a fixed bandwidth ``σ`` (module docstring)."""
-    r = _reflected_smooth(_deposit(q, w * (q - y), grid), sigma)
-    d = _reflected_smooth(_deposit(q, w, grid), sigma)
-    return float(np.abs(r).sum() / d.sum())
+    return _smooth_ece_masses(_smooth_masses(y, q, w, grid), sigma)
 
 
 def smooth_ece_arrays(y: np.ndarray, q: np.ndarray, w: np.ndarray, *, grid: int = SMOOTH_GRID) -> tuple[float, float]:
-    """Smooth ECE with its automatic bandwidth on validated arrays: ``(smECE, σ*)``."""
+    """Smooth ECE with its automatic bandwidth on validated arrays: ``(smECE, σ*)``.
+
+    ``σ*`` is the fixed point ``smECE_σ = σ`` on ``[1e-3, 1]``; ``smECE_σ − σ`` falls strictly as ``σ``
+    grows, so Brent's method finds its root to ``1e-6``. The grid masses do not depend on ``σ`` and
+    are deposited once.
+    """
+    from scipy.optimize import brentq
+
+    masses = _smooth_masses(y, q, w, grid)
     lo, hi = 1e-3, 1.0
-    if smooth_ece_at(y, q, w, lo, grid=grid) <= lo:
-        return smooth_ece_at(y, q, w, lo, grid=grid), lo
-    if smooth_ece_at(y, q, w, hi, grid=grid) >= hi:  # cannot happen for probabilities (smECE ≤ 1)
-        return smooth_ece_at(y, q, w, hi, grid=grid), hi
-    while hi - lo > 1e-6:
-        mid = 0.5 * (lo + hi)
-        if smooth_ece_at(y, q, w, mid, grid=grid) > mid:
-            lo = mid
-        else:
-            hi = mid
-    return smooth_ece_at(y, q, w, hi, grid=grid), hi
+    at_lo = _smooth_ece_masses(masses, lo)
+    if at_lo <= lo:
+        return at_lo, lo
+    at_hi = _smooth_ece_masses(masses, hi)
+    if at_hi >= hi:  # cannot happen for probabilities (smECE ≤ 1)
+        return at_hi, hi
+    sigma = float(brentq(lambda s: _smooth_ece_masses(masses, s) - s, lo, hi, xtol=1e-6))
+    return _smooth_ece_masses(masses, sigma), sigma
 
 
 def frequency_band(bins: np.ndarray, y: np.ndarray, n_bins: int, *, n_boot: int = 200, seed: int = 0,
