@@ -28,7 +28,9 @@ import pytest
 import yaml
 from junitparser import Failure, JUnitXml, Skipped
 
+from audit_core.errors import AuditInputError
 from audit_core.findings import gate_findings
+from audit_core.findings.gate import rule_sentence
 from audit_core.findings.gate_report import JSON_SCHEMA, gate_report
 from audit_core.runs.gate import compare_runs
 from audit_core.runs.registry import RunRegistry
@@ -220,6 +222,8 @@ def test_a_failed_rule_said_by_its_note_is_its_receipt_in_every_output(gate_runs
     assert failure.message == note and report.to_dict()["rules"][0]["receipt"] == note
     assert report.to_dict()["rules"][0]["numbers"] == {"test_auroc": 0.6, "test_log_loss": 0.5}
     assert report.to_dict()["rules"][0]["limit"] is None
+    with pytest.raises(AuditInputError, match="no rule 'nope'; its rules are: both"):
+        rule_sentence(result, "nope")
 
 
 def test_a_junit_path_that_cannot_be_written_is_one_line_and_exit_2(gate_runs):

@@ -41,7 +41,7 @@ from audit_core.safe_text import reveal
 from .card import md_text
 from .gate import _COMPARISON, _NAME, rule_sentence, unknown_reason
 
-__all__ = ["GateReport", "GateRuleReport", "RuleStatus", "JSON_SCHEMA", "SCHEMA_VERSION", "gate_report"]
+__all__ = ["JSON_SCHEMA", "SCHEMA_VERSION", "GateReport", "GateRuleReport", "RuleStatus", "gate_report"]
 
 RuleStatus = Literal["passed", "failed", "unknown", "not_applicable"]
 #: Version of the JSON layout (:data:`JSON_SCHEMA`); raised when a field changes meaning or goes away.
@@ -284,8 +284,7 @@ def gate_report(gate: GateResult, *, notes: Sequence[str] = ()) -> GateReport:
     now, before = gate.comparison.new_grounds.values, gate.comparison.old_grounds.values
     authority = state.authority_map
     rules = []
-    for t in rule_outcomes(state):
-        rule = state.norms.rule(t.rule_id)
+    for rule, t in zip(state.norms.rules, rule_outcomes(state), strict=True):  # both in the norms' order
         if t.outcome == "no authority":
             status: RuleStatus = "not_applicable"
             text = (f"the rule does not apply to the {gate.scope} scope" if t.rule_id in authority
