@@ -34,7 +34,9 @@ from audit_core.findings.gate import rule_sentence
 from audit_core.findings.gate_report import JSON_SCHEMA, gate_report
 from audit_core.runs.gate import compare_runs
 from audit_core.runs.registry import RunRegistry
-from tests.test_cli import cli
+from tests.test_cli import ROOT, cli
+
+DOC = ROOT / "docs" / "cli.md"
 
 HOSTILE_NOTE = "log loss <b>&amp; ]]> \x1b[31m at most 0.90"
 #: The note as every output shows it: markup as written, the escape character made visible.
@@ -155,7 +157,7 @@ def test_json_on_stdout_carries_the_same_content_as_the_junit_file(gate_runs):
     assert done.returncode == 1
     doc = json.loads(done.stdout)  # stdout is one JSON document: the notes and the verdict line are on stderr
     assert "gate: FAILED" in done.stderr and "note: The two sides read different data" in done.stderr
-    assert set(JSON_SCHEMA["required"]) <= set(doc)
+    assert set(doc) == set(JSON_SCHEMA["required"]) == set(JSON_SCHEMA["properties"])
     assert (doc["verdict"], doc["passed"], doc["schema_version"]) == ("failed", False, JSON_SCHEMA["properties"]
                                                                       ["schema_version"]["const"])
     assert doc["runs"] == {"baseline": [gate_runs["a"]], "candidate": [gate_runs["b"]]}
@@ -167,6 +169,8 @@ def test_json_on_stdout_carries_the_same_content_as_the_junit_file(gate_runs):
     assert by_id["ood_ece"]["numbers"] == {"ood_ece": None} and by_id["ood_ece"]["receipt"] is None
     rule_keys = set(JSON_SCHEMA["properties"]["rules"]["items"]["required"])
     assert all(set(r) == rule_keys for r in doc["rules"])
+    documented = json.loads(DOC.read_text().split("```json\n", 1)[1].split("```", 1)[0])  # docs/cli.md's example
+    assert set(documented) == set(doc) and set(documented["rules"][0]) == rule_keys
 
     (suite,) = list(JUnitXml.fromfile(str(out)))
     assert doc["suite"] == suite.name

@@ -54,13 +54,14 @@ JSON_SCHEMA: dict[str, Any] = {
     "$schema": "https://json-schema.org/draft/2020-12/schema",
     "title": "reliability-audit release gate",
     "type": "object",
-    "required": ["schema_version", "verdict", "passed", "scope", "runs", "verdicts", "receipt", "counts", "rules",
-                 "notes", "summary"],
+    "required": ["schema_version", "verdict", "passed", "scope", "suite", "runs", "verdicts", "receipt", "counts",
+                 "rules", "notes", "summary"],
     "properties": {
         "schema_version": {"const": SCHEMA_VERSION},
         "verdict": {"enum": ["passed", "failed"], "description": "passed when the candidate's verdict is release"},
         "passed": {"type": "boolean"},
         "scope": {"type": "string", "description": "deployment scope of both sides"},
+        "suite": {"type": "string", "description": "the JUnit testsuite's name: release gate (SCOPE): A → B"},
         "runs": {"type": "object", "properties": {"baseline": {"type": "array", "items": {"type": "string"}},
                                                   "candidate": {"type": "array", "items": {"type": "string"}}}},
         "verdicts": {"type": "object", "description": "release verdicts: release, block or refer",
@@ -163,6 +164,25 @@ class GateReport:
         What differs between the sides besides the model (:func:`~audit_core.runs.gate_context.comparison_notes`).
     summary : str
         :meth:`~audit_core.runs.gate.GateResult.summary_text`.
+
+    Examples
+    --------
+    >>> rule = GateRuleReport(id="discrimination", name="held-out AUROC must be at least 0.70", status="failed",
+    ...                       condition="test_auroc < 0.70", then="block", text="AUROC 0.60, below the 0.70 minimum",
+    ...                       numbers={"test_auroc": 0.6}, baseline={"test_auroc": 0.82}, limit=0.7)
+    >>> report = GateReport(passed=False, verdict_a="release", verdict_b="block", scope="internal",
+    ...                     run_ids_a=("A",), run_ids_b=("B",), receipt_text="{G:test_auroc}", rules=(rule,))
+    >>> suite = report.to_junit().getroot().find("testsuite")
+    >>> suite.get("name"), suite.get("tests"), suite.get("failures"), suite.get("skipped")
+    ('release gate (internal): A → B', '1', '1', '0')
+    >>> suite.find("testcase/failure").get("message")
+    'AUROC 0.60, below the 0.70 minimum'
+    >>> print(rule.details())
+    rule discrimination: test_auroc < 0.70 -> block
+    test_auroc = 0.6 (baseline 0.82); limit 0.7
+    authority: none
+    >>> report.to_dict()["rules"][0]["status"], report.to_dict()["verdict"]
+    ('failed', 'failed')
     """
 
     passed: bool
