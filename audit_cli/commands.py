@@ -290,17 +290,22 @@ def _cmd_gate(args: argparse.Namespace) -> int:
 def _write_gate_files(args: argparse.Namespace, result: Any, notes: list[str]) -> None:
     """``--junit`` / ``--markdown``: the gate rule by rule, each file written atomically (a failed write leaves
     none; the error is one line and exit 2)."""
-    if not args.junit:
+    if not args.junit and not args.markdown:
         return
     import io
 
     from audit_core.findings.gate_report import gate_report
     from audit_core.runs.export import write_file
 
-    buf = io.BytesIO()
-    gate_report(result, notes=notes).to_junit().write(buf, encoding="utf-8", xml_declaration=True)
-    write_file(args.junit, buf.getvalue() + b"\n")
-    print(f"JUnit XML: {args.junit}", file=sys.stderr)
+    report = gate_report(result, notes=notes)
+    if args.junit:
+        buf = io.BytesIO()
+        report.to_junit().write(buf, encoding="utf-8", xml_declaration=True)
+        write_file(args.junit, buf.getvalue() + b"\n")
+        print(f"JUnit XML: {args.junit}", file=sys.stderr)
+    if args.markdown:
+        write_file(args.markdown, report.to_markdown().encode("utf-8"))
+        print(f"Markdown: {args.markdown}", file=sys.stderr)
 
 
 def _cmd_list(args: argparse.Namespace) -> int:

@@ -20,6 +20,7 @@ rule's note carry ``<``, ``&``, ``]]>`` and an ANSI escape.
 from __future__ import annotations
 
 import json
+import re
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -38,9 +39,9 @@ from tests.test_cli import ROOT, cli
 
 DOC = ROOT / "docs" / "cli.md"
 
-HOSTILE_NOTE = "log loss <b>&amp; ]]> \x1b[31m at most 0.90"
+HOSTILE_NOTE = "log loss <b>&amp; ]]> | \x1b[31m at most 0.90"
 #: The note as every output shows it: markup as written, the escape character made visible.
-HOSTILE_NOTE_SHOWN = "log loss <b>&amp; ]]> \\x1b[31m at most 0.90"
+HOSTILE_NOTE_SHOWN = "log loss <b>&amp; ]]> | \\x1b[31m at most 0.90"
 HOSTILE_SCOPE = "prod<&]]>\x1b[2J"
 HOSTILE_DATASET = "cand <b>&]]>\x1b]0;pwned\x07"
 RULES = {
@@ -243,3 +244,24 @@ def test_a_junit_path_that_cannot_be_written_is_one_line_and_exit_2(gate_runs):
         assert "Traceback" not in done.stderr and "gate: " not in done.stdout
     assert (tmp / "a_file").read_text() == "x" and list(folder.iterdir()) == []
     assert not list(tmp.glob(".*.part"))
+
+
+def test_markdown_table_has_one_row_per_rule_with_the_junit_words_and_data_as_text(gate_runs):
+    """``--markdown FILE`` (a GitHub job summary): one table row per rule, three cells each even when a note holds
+    ``|``; the receipt or reason as in the JUnit file; markup and escapes from data escaped."""
+    xml, md = gate_runs["tmp"] / "gate.xml", gate_runs["tmp"] / "gate.md"
+    done = _gate(gate_runs, "--junit", str(xml), "--markdown", str(md), scope=HOSTILE_SCOPE)
+    assert done.returncode == 1, done.stderr
+    text = md.read_text(encoding="utf-8")
+    assert text.startswith("### Release gate: failed\n")
+    rows = [line for line in text.splitlines() if line.startswith("| ")][1:]  # below the header row
+    cells = [[c.strip() for c in re.split(r"(?<!\\)\|", row)[1:-1]] for row in rows]
+    assert [len(c) for c in cells] == [3, 3, 3, 3]
+    assert [c[1] for c in cells] == ["failed", "passed", "unknown", "not applicable"]
+    (suite,) = list(JUnitXml.fromfile(str(xml)))
+    messages = [c.result[0].message if c.result else None for c in suite]
+    assert cells[0][2] == messages[0] and cells[2][2] == messages[2]  # no Markdown characters in these sentences
+    assert cells[0][0] == "discrimination: held-out AUROC must be at least 0.70"
+    for raw in ("\x1b", "<b>", "]]>"):
+        assert raw not in text, raw
+    assert "\\<b\\>" in cells[1][0] and "\\|" in cells[1][0]

@@ -251,6 +251,10 @@ class GateReport:
         ET.indent(root)
         return ET.ElementTree(root)
 
+    def _repr_markdown_(self) -> str:
+        """A notebook shows the report as its Markdown table."""
+        return self.to_markdown()
+
     def to_markdown(self) -> str:
         """The rules as a Markdown table (a GitHub job summary); text from data escaped with
         :func:`~audit_core.findings.card.md_text`."""
