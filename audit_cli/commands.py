@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, Iterator, Sequence
 from .parser import EXIT_GATE_FAILED, EXIT_OK, EXIT_RUN_FAILED, EXIT_USAGE, build_parser
 
 if TYPE_CHECKING:  # the library is imported inside the commands, after parsing
+    from audit_core.runs.gate import GateResult
     from audit_core.runs.plugin import ExecutionOptions
     from audit_core.runs.registry import RunRecord, RunRegistry
 
@@ -287,7 +288,7 @@ def _cmd_gate(args: argparse.Namespace) -> int:
     return EXIT_OK if result.passed else EXIT_GATE_FAILED
 
 
-def _write_gate_files(args: argparse.Namespace, result: Any, notes: list[str]) -> None:
+def _write_gate_files(args: argparse.Namespace, result: GateResult, notes: list[str]) -> None:
     """``--junit`` / ``--markdown``: the gate rule by rule, each file written atomically (a failed write leaves
     none; the error is one line and exit 2)."""
     if not args.junit and not args.markdown:

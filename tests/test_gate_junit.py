@@ -219,7 +219,7 @@ def test_a_failed_rule_said_by_its_note_is_its_receipt_in_every_output(gate_runs
     reg = gate_runs["registry"]
     result = compare_runs(reg.load(gate_runs["a"]), reg.load(gate_runs["b"]), rules_yaml=yaml.safe_dump(rules))
     assert (result.verdict_a, result.verdict_b) == ("release", "block")
-    assert [f.text for f in gate_findings(result)][0] == f"Release is blocked: {note}."
+    assert gate_findings(result)[0].text == f"Release is blocked: {note}."
     report = gate_report(result)
     (suite,) = list(JUnitXml.fromstring(ET.tostring(report.to_junit().getroot(), encoding="unicode")))
     (case,) = list(suite)
@@ -265,3 +265,16 @@ def test_markdown_table_has_one_row_per_rule_with_the_junit_words_and_data_as_te
     for raw in ("\x1b", "<b>", "]]>"):
         assert raw not in text, raw
     assert "\\<b\\>" in cells[1][0] and "\\|" in cells[1][0]
+
+
+def test_a_referred_candidate_fails_with_no_failure_case_and_its_unknown_rule_skipped(gate_runs):
+    """A against itself: AUROC 0.82 and log loss 0.40 pass, ``ood_ece`` is unknown, so the verdict is ``refer``."""
+    reg = gate_runs["registry"]
+    a = reg.load(gate_runs["a"])
+    report = gate_report(compare_runs(a, a, rules_yaml=yaml.safe_dump(RULES)))
+    assert (report.passed, report.verdict_b) == (False, "refer")
+    assert [r.status for r in report.rules] == ["passed", "passed", "unknown", "not_applicable"]
+    suite = report.to_junit().getroot().find("testsuite")
+    check_junit_shape(report.to_junit().getroot())
+    assert (suite.get("failures"), suite.get("skipped"), suite.get("tests")) == ("0", "2", "4")
+    assert {p.get("name"): p.get("value") for p in suite.iter("property")}["verdict"] == "failed"
