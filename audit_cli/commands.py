@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, Iterator, Sequence
 from .parser import EXIT_GATE_FAILED, EXIT_OK, EXIT_RUN_FAILED, EXIT_USAGE, build_parser
 
 if TYPE_CHECKING:  # the library is imported inside the commands, after parsing
+    from audit_core.runs.gate import GateResult
     from audit_core.runs.plugin import ExecutionOptions
     from audit_core.runs.registry import RunRecord, RunRegistry
 
@@ -267,20 +268,45 @@ def _cmd_gate(args: argparse.Namespace) -> int:
     from audit_core.runs.gate_context import comparison_notes
 
     notes = comparison_notes(side["run_a"], side["run_b"])  # different data or configurations: said, not hidden
+    _write_gate_files(args, result, notes)
+    verdict = "gate: PASSED" if result.passed else "gate: FAILED"
     if args.json:
-        print(json.dumps(result.to_dict(), indent=2, sort_keys=True, default=str))
-        for note in notes:  # stdout stays one JSON document
-            print(f"note: {note}", file=sys.stderr)
-    else:
-        print(result.to_frame().to_string(index=False))
-        print(result.summary_text())
-        from audit_core.findings import gate_findings
+        from audit_core.findings.gate_report import gate_report
 
-        _print_findings(gate_findings(result))
-        for note in notes:
-            print(f"note: {note}")
-    print("gate: PASSED" if result.passed else "gate: FAILED")
+        print(json.dumps(gate_report(result, notes=notes).to_dict(), indent=2, sort_keys=True))
+        for line in [*(f"note: {note}" for note in notes), verdict]:  # stdout stays one JSON document
+            print(line, file=sys.stderr)
+        return EXIT_OK if result.passed else EXIT_GATE_FAILED
+    print(result.to_frame().to_string(index=False))
+    print(result.summary_text())
+    from audit_core.findings import gate_findings
+
+    _print_findings(gate_findings(result))
+    for note in notes:
+        print(f"note: {note}")
+    print(verdict)
     return EXIT_OK if result.passed else EXIT_GATE_FAILED
+
+
+def _write_gate_files(args: argparse.Namespace, result: GateResult, notes: list[str]) -> None:
+    """``--junit`` / ``--markdown``: the gate rule by rule, each file written atomically (a failed write leaves
+    none; the error is one line and exit 2)."""
+    if not args.junit and not args.markdown:
+        return
+    import io
+
+    from audit_core.findings.gate_report import gate_report
+    from audit_core.runs.export import write_file
+
+    report = gate_report(result, notes=notes)
+    if args.junit:
+        buf = io.BytesIO()
+        report.to_junit().write(buf, encoding="utf-8", xml_declaration=True)
+        write_file(args.junit, buf.getvalue() + b"\n")
+        print(f"JUnit XML: {args.junit}", file=sys.stderr)
+    if args.markdown:
+        write_file(args.markdown, report.to_markdown().encode("utf-8"))
+        print(f"Markdown: {args.markdown}", file=sys.stderr)
 
 
 def _cmd_list(args: argparse.Namespace) -> int:

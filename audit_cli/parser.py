@@ -79,7 +79,12 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--scope", metavar="SCOPE", default=None,
                    help="deployment scope of both sides (default: production; also research, internal, regulated)")
     g.add_argument("--rules", metavar="RULES.yaml", help="release rules (norms + authority; default: the built-in rules)")
-    g.add_argument("--json", action="store_true", help="print the result as JSON")
+    g.add_argument("--json", action="store_true", help="print the gate rule by rule as one JSON document on stdout "
+                   "(docs/cli.md); the notes and the verdict line go to stderr")
+    g.add_argument("--junit", metavar="FILE.xml", help="also write the gate as JUnit XML: one testcase per rule (a "
+                   "failed rule is a failure with its receipt, an unknown one is skipped with the reason)")
+    g.add_argument("--markdown", metavar="FILE.md", help="also write the rules as a Markdown table (e.g. for a GitHub "
+                   "job summary: append it to $GITHUB_STEP_SUMMARY)")
     registry_arg(g)
 
     ls = sub.add_parser("list", help="list saved runs, newest first", epilog=_EPILOG)

@@ -132,6 +132,8 @@ CASES: dict[str, Case] = {
                                  "audits[0].missing_codes names the column 'incme', which is not in the data. "
                                  "Did you mean 'income_real'?"),
     "out-is-a-file": Case(2, _out_is_a_file, "is a file, not a folder"),
+    "gate-junit-is-a-folder": Case(2, lambda tmp: [*_two_model_runs(tmp), "--junit", str(tmp)],
+                                   "Check that its folder is a folder and is writable", saves_nothing=False),
     "registry-read-only": Case(2, _schema_1_registry, "is open read-only (it uses schema version 1, older than 2)"),
     "config-at-system-file": Case(2, _system_file, "Values present: 'user0:x:1000:1000:User number 0:/home/us'…, "),
     "run-failed": Case(3, _failing_cube, "the receipts audit failed (saved as failed run", saves_nothing=False,

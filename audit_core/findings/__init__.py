@@ -13,8 +13,9 @@ from .check import Violation, check_findings
 from .finding import Fact, Finding, Severity, Word
 from .fragility import fragility_findings
 from .gate import gate_findings
+from .gate_report import GateReport, GateRuleReport, gate_report
 from .records import record_findings, report_findings
 from .transport import transport_findings
 
 __all__ = ["Finding", "Fact", "Word", "Severity", "Violation", "fragility_findings", "transport_findings",
-           "gate_findings", "record_findings", "report_findings", "check_findings"]
+           "gate_findings", "gate_report", "GateReport", "GateRuleReport", "record_findings", "report_findings", "check_findings"]

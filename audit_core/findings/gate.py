@@ -16,12 +16,19 @@ from __future__ import annotations
 
 import re
 
+from audit_core.errors import fail, register_messages
 from audit_core.receipts.adjudicate import adjudicate, rule_outcomes
+from audit_core.receipts.state import Rule
 from audit_core.runs.gate import GateResult
 
-from .finding import Fact, Finding, Word, and_list
+from .finding import Fact, Finding, Word, and_list, render
 
-__all__ = ["gate_findings", "VERDICT_WORDS", "GROUND_NAMES"]
+__all__ = ["gate_findings", "rule_sentence", "VERDICT_WORDS", "GROUND_NAMES", "unknown_reason",
+           "rule_unknown_grounds"]
+
+register_messages({
+    "GATE_NO_SUCH_RULE": "The release gate has no rule {rule_id!r}; its rules are: {rules}.",
+})
 
 #: A verdict in plain words.
 VERDICT_WORDS = {"release": "allowed", "block": "blocked", "refer": "undecided"}
@@ -100,17 +107,60 @@ def _plain_rules(gate: GateResult, outcome: str, start: int):
     for t in rule_outcomes(state):
         if t.outcome != outcome:
             continue
-        rule = state.norms.rule(t.rule_id)
-        said = _check(rule, values, gate, outcome == "holds", start + len(phrases))
-        if said is None:
-            phrases.append(rule.note or rule.when)
-        else:
-            phrases.append(said[0])
-            facts += said[1]
-            words += said[2]
-            labels.update(said[3])
+        rule = _rule(gate, t.rule_id)
+        phrase, f, w, lab = _said(rule, values, gate, outcome == "holds", start + len(phrases))
+        phrases.append(phrase)
+        facts += f
+        words += w
+        labels.update(lab)
         symbols.append(f"rule {rule.id}: {rule.when}")
     return phrases, facts, words, labels, symbols
+
+
+def _said(rule, values, gate: GateResult, fires: bool, i: int):
+    """``(template, facts, words, labels)`` of one decided rule: the plain comparison, else its note (or its
+    condition) as literal text (braces doubled, so a note is never read as a slot)."""
+    said = _check(rule, values, gate, fires, i)
+    if said is None:
+        return (rule.note or rule.when).replace("{", "{{").replace("}", "}}"), [], [], {}
+    return said
+
+
+def _rule(gate: GateResult, rule_id: str) -> Rule:
+    """The candidate's rule ``rule_id``; ``GATE_NO_SUCH_RULE`` when its norms have none."""
+    rule = gate.comparison.new.norms.rule(rule_id)
+    if rule is None:
+        raise fail("GATE_NO_SUCH_RULE", rule_id=rule_id,
+                   rules=", ".join(r.id for r in gate.comparison.new.norms.rules) or "none")
+    return rule
+
+
+def rule_sentence(gate: GateResult, rule_id: str) -> str:
+    """One decided rule of the candidate's gate state in the words the gate's findings use.
+
+    Parameters
+    ----------
+    gate : GateResult
+    rule_id : str
+        A rule of the candidate's norms whose condition was decided (it holds or it does not).
+
+    Returns
+    -------
+    str
+        E.g. ``"the model ranks held-out cases with an AUROC of 0.60, below the 0.70 minimum"``; a rule that is
+        not a plain comparison of a ground with a number is said by its note (else its condition).
+
+    Raises
+    ------
+    AuditInputError
+        ``GATE_NO_SUCH_RULE`` when the candidate's norms have no rule ``rule_id``.
+    """
+    state = gate.comparison.new
+    rule = _rule(gate, rule_id)
+    outcome = {t.rule_id: t.outcome for t in rule_outcomes(state)}[rule_id]
+    template, facts, words, labels = _said(rule, dict(gate.comparison.new_grounds.values), gate,
+                                           outcome == "holds", 0)
+    return render(template, facts, words, labels)
 
 
 def _unknown(gate: GateResult) -> tuple[list[str], list[str]]:
@@ -120,9 +170,36 @@ def _unknown(gate: GateResult) -> tuple[list[str], list[str]]:
     names: list[str] = []
     for t in rule_outcomes(state):
         if t.outcome == "unknown":
-            rule = state.norms.rule(t.rule_id)
-            names += [g for g in re.findall(r"[A-Za-z_][A-Za-z0-9_]*", rule.when) if g in absent and g not in names]
+            rule = _rule(gate, t.rule_id)
+            names += [g for g in re.findall(_NAME, rule.when) if g in absent and g not in names]
     return [GROUND_NAMES.get(g, g) for g in names], names
+
+
+_NAME = r"[A-Za-z_][A-Za-z0-9_]*"
+
+
+def rule_unknown_grounds(gate: GateResult, rule_id: str) -> list[str]:
+    """The grounds no run provides that one rule reads, in its condition or its authority scope, in order."""
+    state = gate.comparison.new
+    rule = _rule(gate, rule_id)
+    absent = set(gate.grounds_absent)
+    text = rule.when + " " + str(state.authority_map.get(rule_id, ""))
+    return [g for g in dict.fromkeys(re.findall(_NAME, text)) if g in absent]
+
+
+def unknown_reason(gate: GateResult, rule_id: str) -> str:
+    """Why one rule of the candidate's gate could not be decided, in the words of the gate's findings.
+
+    Returns
+    -------
+    str
+        E.g. ``"how far the stated probabilities are off on the target domain (ECE) is unknown, because no
+        saved run provides it"``; ``"its condition could not be decided"`` when it reads no absent ground.
+    """
+    ids = rule_unknown_grounds(gate, rule_id)
+    if not ids:
+        return "its condition could not be decided"
+    return _why_unknown(gate, [GROUND_NAMES.get(g, g) for g in ids], ids)
 
 
 def _why_unknown(gate: GateResult, names: list[str], ids: list[str]) -> str:
