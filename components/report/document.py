@@ -236,6 +236,8 @@ def render_report(record: RunRecord, *, generated_at: str | None = None, gate: G
     details = [f.detail for f in findings if f.detail]
     verdicts = record.tables.get("verdicts")
     manifest = {k: v for k, v in record.manifest.items() if k != "summary"}
+    documents = (("Manifest", "manifest", manifest), ("Configuration", "config", record.config),
+                 ("Model specification", "model-spec", record.model_spec))
     return render(
         "report.html.j2",
         record=record, stamp=stamp, bundle=bundle, max_rows=MAX_TABLE_ROWS,
@@ -255,9 +257,7 @@ def render_report(record: RunRecord, *, generated_at: str | None = None, gate: G
         no_figures_registered=not figures and bool(record.tables),
         tables=[(name, table_of(df, table_id=f"table-{i}", max_rows=MAX_TABLE_ROWS))
                 for i, (name, df) in enumerate(record.tables.items())],
-        documents=[(title, pre_id, json.dumps(obj, indent=2, sort_keys=True))
-                   for title, pre_id, obj in (("Manifest", "manifest", manifest), ("Configuration", "config", record.config),
-                                              ("Model specification", "model-spec", record.model_spec))],
+        documents=[(title, pre_id, json.dumps(obj, indent=2, sort_keys=True)) for title, pre_id, obj in documents],
         contents_note=contents_note(record),
     )
 
