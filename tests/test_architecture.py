@@ -35,7 +35,7 @@ never import each other::
     entry points audit_cli | pages, app
 
 So ``audit_core`` never imports ``components``, ``audit_cli``, ``pages`` or
-``app``; it never imports ``streamlit`` or ``plotly`` either, and the figure and
+``app``; it never imports ``streamlit``, ``plotly`` or ``jinja2`` either, and the figure and
 report builders of ``components`` never import ``streamlit``.
 """
 from __future__ import annotations
@@ -72,7 +72,7 @@ ALLOWED_UPWARD: dict[tuple[str, str], str] = {
 }
 #: Third-party packages a module prefix must never import.
 BANNED_EXTERNAL: dict[str, tuple[str, ...]] = {
-    "audit_core": ("streamlit", "plotly"),
+    "audit_core": ("streamlit", "plotly", "jinja2", "markupsafe"),
     "components.figures": ("streamlit",),
     "components.report": ("streamlit",),
 }

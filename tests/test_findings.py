@@ -393,5 +393,6 @@ def test_saved_transport_run_has_the_same_findings_and_the_report_opens_with_the
     assert [f.text for f in record_findings(record)] == expected and len(expected) >= 3
     doc = render_report(record, generated_at="t")
     assert doc.index("<h2>Findings</h2>") < doc.index("<h2>Summary</h2>")
+    shown = html.unescape(doc)  # read back as text (how an apostrophe is escaped is the template engine's choice)
     for text in expected:
-        assert html.escape(text) in doc
+        assert text in shown

@@ -96,7 +96,7 @@ def test_a_baseline_gate_opens_the_summary_with_its_verdict_and_receipt(reg: Run
                     "blocked")
     summary = doc[:doc.index("</section>")]
     assert "Release is blocked: the model ranks held-out cases with an AUROC of 0.60, below the 0.70 minimum." in summary
-    assert ("Against the baseline runs the verdict goes from allowed to blocked; the model&#x27;s ranking quality on "
+    assert ("Against the baseline runs the verdict goes from allowed to blocked; the model&#39;s ranking quality on "
             "held-out rows (AUROC) alone accounts for the change.") in summary  # HTML-escaped
     # the symbols are in the detail, each with its plain name
     detail = doc[doc.index("<div class='detail'>"):]

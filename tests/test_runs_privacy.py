@@ -82,7 +82,7 @@ def test_the_report_footer_says_what_the_report_holds(runs) -> None:
         record = reg.load(run_id)
         assert contents_note(record) == expected[which], which
         html = render_report(record, generated_at="2024-01-01T00:00:00+00:00")
-        assert f"<p class='note' id='contents-note'>{expected[which].replace(chr(39), '&#x27;')}</p>" in html, which
+        assert f"<p class='note' id='contents-note'>{expected[which].replace(chr(39), '&#39;')}</p>" in html, which
         keys_in_report = [k for k in list(record.tables["summary"]["key"])[:5]] if which != "model" else []
         assert all(k in html for k in keys_in_report)  # what the footer says is what is there
         assert "never the audited data" not in html

@@ -15,9 +15,13 @@
 * Deterministic: the same run gives the same bytes except the one
   generation-timestamp field (``<meta name="generated-at">`` and the line that
   shows it).
-* Every user-provided string (config values, table cells, names) is escaped, with invisible and
-  text-moving characters (bidirectional controls, zero-width characters) shown as ``<U+XXXX>``
-  (:func:`audit_core.safe_text.html_text`).
+* It is rendered from the Jinja2 template ``templates/report.html.j2`` with
+  autoescape on (:mod:`.templating`): every user-provided string (config
+  values, table cells, names, findings) is passed as plain text and escaped by
+  Jinja, with invisible and text-moving characters (bidirectional controls,
+  zero-width characters) shown as ``<U+XXXX>`` (:func:`audit_core.safe_text.reveal`).
+  Only the project's own HTML (figure divs, plotly.js, the stylesheet) is
+  marked safe, each where it is made.
 
 How an audit adds its figures: a builder ``builder(record) -> [(title, figure)]``
 that reads ``record.tables`` only, registered with
@@ -35,9 +39,11 @@ import html
 import json
 import re
 from pathlib import Path
+from typing import NamedTuple
 
 import pandas as pd
 import plotly.graph_objects as go
+from markupsafe import Markup
 
 from audit_core.errors import AuditInputError
 from audit_core.findings import Finding, gate_findings, record_findings, report_findings
@@ -48,11 +54,11 @@ from audit_core.runs.bundle import write_file
 from audit_core.runs.gate import GateResult, compare_runs
 from audit_core.runs.privacy import case_data_held
 from audit_core.runs.registry import RunRecord
-from audit_core.safe_text import html_text, map_text, reveal
 
 from .builders import figures_for
 from .plotlyjs import plotlyjs_for
 from .style import PRINT_RESIZE_JS, REPORT_CSS
+from .templating import render, table_of
 
 __all__ = ["MAX_TABLE_ROWS", "render_report", "summary_frame", "write_report"]
 
@@ -85,107 +91,72 @@ def _fmt(v: object) -> str:
     return "" if v is None else str(v)
 
 
-def _table_html(df: pd.DataFrame, *, table_id: str) -> str:
-    """A table of at most :data:`MAX_TABLE_ROWS` rows in a horizontally scrolling box (never wider than the page)."""
-    note = ""
-    if len(df) > MAX_TABLE_ROWS:
-        note = (f"<p class='note'>First {MAX_TABLE_ROWS} of {len(df):,} rows; the Parquet export "
-                f"(<code>reliability-audit export RUN_ID --parquet DIR</code> or the Runs page) holds all.</p>")
-        df = df.head(MAX_TABLE_ROWS)
-    body = map_text(df, reveal).to_html(index=False, escape=True, na_rep="—", border=0, table_id=table_id, classes="tbl")
-    return f"<div class='scroll'>{body}</div>{note}"
+class _Figure(NamedTuple):
+    """A figure as the template shows it: its heading (plain text) and its ``<div>`` (Markup)."""
+
+    title: str
+    div: Markup
 
 
-def _collapsible(title: str, df: pd.DataFrame, *, table_id: str) -> str:
-    """A capped table inside a closed ``<details>``, its heading giving the full shape."""
-    return (f"<details><summary>{html_text(title)} <span class='note'>({df.shape[0]:,} rows × "
-            f"{df.shape[1]} columns)</span></summary>{_table_html(df, table_id=table_id)}</details>")
+class _Verdict(NamedTuple):
+    """The verdict line of the summary: its text and its extra CSS class (``""`` for none)."""
+
+    text: str
+    css_class: str
 
 
-def _figure_div(fig: go.Figure, i: int) -> str:
-    return fig.to_html(full_html=False, include_plotlyjs=False, div_id=f"fig-{i}",
-                       config={"displaylogo": False, "responsive": True})
+def _figure_div(fig: go.Figure, i: int) -> Markup:
+    # Safe: HTML written by plotly.py from a figure our builders made; every name from the data in it went through
+    # audit_core.safe_text.plotly_text, and plotly serialises the figure as JSON inside its own <script>.
+    return Markup(fig.to_html(full_html=False, include_plotlyjs=False, div_id=f"fig-{i}",
+                              config={"displaylogo": False, "responsive": True}))
 
 
 def _plain_title(text: str | None) -> str:
     """A figure's title as one line of text: its subtitle after a dash, Plotly's tags removed and its entities
-    (the escaped names from data) read back, to be escaped once for HTML."""
+    (the escaped names from data) read back, to be escaped once for HTML by the template."""
     return html.unescape(re.sub(r"<[^>]+>", "", re.sub(r"<br>", " — ", text or ""))).strip()
 
 
-def _key_figure(title: str, fig: go.Figure, i: int) -> str:
+def _key_figure(title: str, fig: go.Figure, i: int) -> _Figure:
     """A summary figure, full width and shorter, its own title (and subtitle) moved into the heading."""
     own = _plain_title(fig.layout.title.text)
     small = go.Figure(fig).update_layout(title=None, height=300, margin=dict(t=20), legend=dict(font=dict(size=10)))
-    return f"<h3>{html_text(own or title)}</h3>{_figure_div(small, i)}"
+    return _Figure(own or title, _figure_div(small, i))
 
 
-def _cube_verdict(record: RunRecord) -> str:
-    """The verdict line of a receipts cube run (its two endpoint verdicts and receipt); ``""`` otherwise."""
+def _cube_verdict(record: RunRecord) -> _Verdict | None:
+    """The verdict line of a receipts cube run (its two endpoint verdicts and receipt); ``None`` otherwise."""
     verdicts = record.tables.get("verdicts")
     summary = record.manifest.get("summary") if isinstance(record.manifest, dict) else None
     receipt = (summary or {}).get("receipt")
     if verdicts is None or len(verdicts) != 2 or "verdict" not in verdicts:
-        return ""
+        return None
     old, new = (str(v) for v in verdicts["verdict"])
-    text = f"Executed cube: verdict {old} → {new}" + (f"; receipt {receipt}" if receipt else "") + "."
-    return f"<p class='verdict' id='gate-verdict'>{html_text(text)}</p>"
+    return _Verdict(f"Executed cube: verdict {old} → {new}" + (f"; receipt {receipt}" if receipt else "") + ".", "")
 
 
-def _gate(record: RunRecord, gate: GateResult | None) -> tuple[str, list[Finding]]:
-    """The gate's verdict line (HTML) and the findings the first page says: the run's own, then the gate's (the
+def _gate(record: RunRecord, gate: GateResult | None) -> tuple[_Verdict | None, list[Finding]]:
+    """The gate's verdict line and the findings the first page says: the run's own, then the gate's (the
     given gate, else the gate on this run alone); a receipts cube run gets its cube's verdict line."""
     if gate is None and record.audit_kind == "receipts":
         return _cube_verdict(record), record_findings(record)
     if gate is None:
         findings = report_findings(record)  # the run's findings and the gate on this run alone
         if record.audit_kind not in GATE_KINDS or record.status != "done":
-            return "", findings
+            return None, findings
         try:
             gate = compare_runs(record, record)
         except AuditInputError:  # grounds this version cannot read: no verdict line
-            return "", findings
+            return None, findings
         where, receipt = f"this run alone, {gate.scope} scope", ""
     else:
         findings = record_findings(record) + gate_findings(gate)
         where = f"{' + '.join(gate.run_ids_a)} → {' + '.join(gate.run_ids_b)}, {gate.scope} scope"
         receipt = (f" · {VERDICT_WORDS.get(gate.verdict_a, gate.verdict_a)} → "
                    f"{VERDICT_WORDS.get(gate.verdict_b, gate.verdict_b)}")
-    cls = "verdict-pass" if gate.passed else "verdict-block"
     text = f"Release gate ({where}): release {VERDICT_WORDS.get(gate.verdict_b, gate.verdict_b)}{receipt}"
-    return f"<p class='verdict {cls}' id='gate-verdict'>{html_text(text)}</p>", findings
-
-
-def _summary_page(record: RunRecord, stamp: str, figures: list, verdict_html: str, findings: list[Finding]) -> list[str]:
-    """The executive summary: identity, the gate's verdict, the findings sentences and the first figures."""
-    e = html_text
-    parts = [
-        "<section id='executive-summary'>",
-        f"<h1>Reliability audit report: {e(record.audit_kind)}</h1>",
-        f"<p class='meta'>Run <code>{e(record.run_id)}</code> · created {e(record.created_at)} · status "
-        f"<span class='status-{e(record.status)}'>{e(record.status)}</span></p>",
-        f"<p class='meta'>Dataset <b>{e(record.dataset_name)}</b> · fingerprint <code>{e(record.dataset_fingerprint)}</code>"
-        f" · grouping <code>{e(record.grouping_hash or '—')}</code> · model <code>{e(record.model or '—')}</code></p>",
-        f"<p class='meta' id='generated-at'>Report generated at {e(stamp)}</p>",
-    ]
-    if record.error:
-        parts.append(f"<p class='status-failed'>Error: {e(record.error)}</p>")
-    parts.append(verdict_html)
-    if findings:  # first, before any table: what the run found, in plain words
-        parts += ["<h2>Findings</h2>", "<ul id='findings' class='findings'>"]
-        parts += [f"<li class='finding-{e(f.severity)}'>{e(f.text)}</li>" for f in findings]
-        parts.append("</ul>")
-    else:
-        parts += ["<h2>Summary</h2>", _table_html(summary_frame(record).head(10), table_id="summary-brief")]
-    if figures:
-        parts += ["<h2>Key figures</h2>", "<div class='key-figures'>"]
-        for i, (title, fig) in enumerate(figures[:KEY_FIGURES]):
-            parts.append(f"<div class='key'>{_key_figure(title, fig, i)}</div>")
-        parts.append("</div>")
-    parts += [f"<p class='note screen-only'>Printing this report gives this one-page summary; the detail below "
-              f"stays on screen. Tables are capped at {MAX_TABLE_ROWS} rows; the Parquet export holds every row.</p>",
-              "</section>"]
-    return parts
+    return _Verdict(text, "verdict-pass" if gate.passed else "verdict-block"), findings
 
 
 #: Lower-case glossary entries that are metric symbols; every other plain lower-case word in a detail line
@@ -208,43 +179,6 @@ def _symbols(details: list[str]) -> list[tuple[str, str]]:
             if text and token not in seen and len(token) > 2:
                 seen[token] = text
     return list(seen.items())
-
-
-def _detail(record: RunRecord, figures: list, figure_note: str, details: list[str] = ()) -> list[str]:
-    """Everything after the summary: the summary table, verdicts, the other figures, the tables and the manifest."""
-    e = html_text
-    parts = ["<div class='detail'>", "<h2>Summary</h2>", _table_html(summary_frame(record), table_id="summary-table")]
-    if details:  # the findings in symbols, each symbol with its plain name
-        parts += ["<h2>Findings in symbols</h2>", "<ul id='finding-details' class='findings'>"]
-        parts += [f"<li>{e(d)}</li>" for d in details]
-        parts.append("</ul>")
-        named = _symbols(details)
-        if named:
-            parts += ["<dl id='symbols'>"] + [f"<dt>{e(k)}</dt><dd>{e(v)}</dd>" for k, v in named] + ["</dl>"]
-    verdicts = record.tables.get("verdicts")
-    if verdicts is not None:
-        parts += ["<h2>Verdicts</h2>", _collapsible("Verdict table", verdicts, table_id="verdict-table")]
-    parts.append(figure_note)
-    if figures[KEY_FIGURES:]:
-        parts.append("<h2>More figures</h2>")
-        for i, (title, fig) in enumerate(figures[KEY_FIGURES:], start=KEY_FIGURES):
-            parts.append(f"<h3>{e(title)}</h3>{_figure_div(fig, i)}")
-    elif not figures and record.tables:
-        parts.append("<p class='note'>No figures are registered for this audit kind; the tables follow.</p>")
-    parts += ["<h2>Result tables</h2>",
-              f"<p class='note'>Each table shows at most its first {MAX_TABLE_ROWS} rows; the Parquet export "
-              "(<code>reliability-audit export RUN_ID --parquet DIR</code>, or Export on the Runs page) holds "
-              "every row.</p>"]
-    parts += [_collapsible(name, df, table_id=f"table-{i}") for i, (name, df) in enumerate(record.tables.items())]
-    manifest = {k: v for k, v in record.manifest.items() if k != "summary"}
-    for title, pre_id, obj in (("Manifest", "manifest", manifest), ("Configuration", "config", record.config),
-                               ("Model specification", "model-spec", record.model_spec)):
-        note = ("<p class='note'>Seeds, SHA-256 of the inputs, library versions and execution backend.</p>"
-                if pre_id == "manifest" else "")
-        parts.append(f"<h2>{title}</h2>{note}<details><summary>{title}</summary>"
-                     f"<pre id='{pre_id}'>{e(json.dumps(obj, indent=2, sort_keys=True))}</pre></details>")
-    parts += [f"<p class='note' id='contents-note'>{e(contents_note(record))}</p>", "</div>"]
-    return parts
 
 
 def contents_note(record: RunRecord) -> str:
@@ -293,28 +227,39 @@ def render_report(record: RunRecord, *, generated_at: str | None = None, gate: G
         :data:`MAX_TABLE_ROWS` rows and collapsed.
     """
     stamp = generated_at or _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
-    e = html_text
     try:
-        figures, figure_note = figures_for(record), ""
+        figures, figure_error = figures_for(record), None
     except AuditInputError as err:  # tables this version cannot draw: the report keeps the tables
-        figures, figure_note = [], f"<p class='note'>{e(err.message)}</p>"
+        figures, figure_error = [], err.message
     js, bundle = plotlyjs_for(fig for _, fig in figures)
-    verdict_html, findings = _gate(record, gate)
-    parts = [
-        "<!DOCTYPE html>",
-        "<html lang='en'><head><meta charset='utf-8'>",
-        f"<meta name='generated-at' content='{e(stamp)}'>",
-        f"<meta name='plotly-bundle' content='{bundle}'>",
-        f"<title>Reliability audit report · {e(record.audit_kind)} · {e(record.run_id)}</title>",
-        f"<style>{REPORT_CSS}</style>",
-        f"<script type='text/javascript'>{js}</script>",
-        PRINT_RESIZE_JS,
-        "</head><body>",
-        *_summary_page(record, stamp, figures, verdict_html, findings),
-        *_detail(record, figures, figure_note, [f.detail for f in findings if f.detail]),
-        "</body></html>",
-    ]
-    return "\n".join(p for p in parts if p) + "\n"
+    verdict, findings = _gate(record, gate)
+    details = [f.detail for f in findings if f.detail]
+    verdicts = record.tables.get("verdicts")
+    manifest = {k: v for k, v in record.manifest.items() if k != "summary"}
+    documents = (("Manifest", "manifest", manifest), ("Configuration", "config", record.config),
+                 ("Model specification", "model-spec", record.model_spec))
+    return render(
+        "report.html.j2",
+        record=record, stamp=stamp, bundle=bundle, max_rows=MAX_TABLE_ROWS,
+        # Safe: the project's own stylesheet and print script (constants of .style, no data in them).
+        css=Markup(REPORT_CSS), print_js=Markup(PRINT_RESIZE_JS),
+        # Safe: plotly.js itself, the vendored partial bundle or plotly.py's own (.plotlyjs), no data in it.
+        plotlyjs=Markup(js),
+        verdict=verdict, findings=findings,
+        brief_summary=table_of(summary_frame(record).head(10), table_id="summary-brief", max_rows=MAX_TABLE_ROWS),
+        key_figures=[_key_figure(title, fig, i) for i, (title, fig) in enumerate(figures[:KEY_FIGURES])],
+        summary=table_of(summary_frame(record), table_id="summary-table", max_rows=MAX_TABLE_ROWS),
+        details=details, symbols=_symbols(details),
+        verdicts=None if verdicts is None else table_of(verdicts, table_id="verdict-table", max_rows=MAX_TABLE_ROWS),
+        figure_error=figure_error,
+        more_figures=[_Figure(title, _figure_div(fig, i))
+                      for i, (title, fig) in enumerate(figures[KEY_FIGURES:], start=KEY_FIGURES)],
+        no_figures_registered=not figures and bool(record.tables),
+        tables=[(name, table_of(df, table_id=f"table-{i}", max_rows=MAX_TABLE_ROWS))
+                for i, (name, df) in enumerate(record.tables.items())],
+        documents=[(title, pre_id, json.dumps(obj, indent=2, sort_keys=True)) for title, pre_id, obj in documents],
+        contents_note=contents_note(record),
+    )
 
 
 def write_report(record: RunRecord, path: str | Path, *, generated_at: str | None = None,
