@@ -211,7 +211,7 @@ each column one role.
         for name, cols in self.columns().items():
             for col in cols:
                 if col not in known:
-                    close = difflib.get_close_matches(col, present, n=1)
+                    close = difflib.get_close_matches(col, present, n=1, cutoff=0.5)
                     hint = f" Did you mean {excerpt(close[0])}?" if close else f" Columns: {excerpts(present, items=8)}."
                     raise fail("SPEC_UNKNOWN_COLUMN", field=name, column=excerpt(col), hint=hint)
         if self.positive is None:
