@@ -14,7 +14,7 @@ from pathlib import Path
 import plotly.graph_objects as go
 import pytest
 
-import components.figures as figures
+from components import figures
 from audit_core import TableSpec, transport_audit
 from tests.test_api import FAST, multiclass_frame
 

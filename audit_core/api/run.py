@@ -31,6 +31,7 @@ from audit_core.transport.headline import (
 )
 from audit_core.transport.multiclass.run import run_multiclass_transport
 from audit_core.transport.protocol import run_transport
+from audit_core.transport.results import TransportResult
 
 from .display import FragilityReport, TransportReport
 from .spec import TableSpec
@@ -220,6 +221,7 @@ def transport_audit(
     models = (models,) if isinstance(models, str) else tuple(models)
     explicit = {"models": models, "n_refits": n_refits, "n_bootstrap": n_bootstrap, "seed": seed}
     config = _transport_config(ds, spec, explicit, options or {})
+    result: TransportResult
     if kind == "multiclass":
         result = run_multiclass_transport(ds.frame, config=config, progress=progress)
     else:
