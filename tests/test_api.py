@@ -246,3 +246,36 @@ def test_polars_is_recognised_by_module_name_and_never_imported_for_pandas():
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True,
                          env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})
     assert out.stdout.strip() == "False"
+
+
+def test_groups_must_name_features():
+    with pytest.raises(AuditInputError) as e:  # no features declared: 'dom' is the domain, never a feature
+        fragility_audit(binary_frame(), spec(features=(), groups={"dom": "where"}), options=SMALL)
+    assert message(e) == ("fragility_audit: spec.groups names the column 'dom', which is not a feature (features: "
+                          "'x1', 'x2', 'k').")
+
+
+def test_repr_is_one_line_per_finding_with_no_escape_sequences():
+    df = binary_frame()
+    report = fragility_audit(df, spec(name="toy\x1b[2J\nforged"), options=SMALL)
+    lines = repr(report).splitlines()
+    assert lines[0].startswith("Fragility audit of logistic_regression on toy\\x1b[2J\\nforged (40 held-out cases")
+    assert len(lines) == 1 + len(report.findings) + 1 and lines[-1].startswith("Figures: ")
+    assert "\x1b" not in repr(report)
+
+
+def test_library_entry_points_take_polars_and_leave_other_objects_to_their_own_checks():
+    pl = pytest.importorskip("polars")
+    from audit_core import apply_targets, infer_roles
+    from audit_core.data.frames import from_polars
+
+    df = binary_frame(n=300)
+    copy = pl.from_pandas(df)
+    assert infer_roles(copy) == infer_roles(df)
+    definition = ({"kind": "class", "name": "y", "column": "y", "positive": "yes"},)
+    assert apply_targets(definition, copy)["y"].y.tolist() == apply_targets(definition, df)["y"].y.tolist()
+    cfg = TransportConfig(targets=definition, numeric=("x1", "x2"), categorical=("k",), domain_column="dom",
+                          source_value="s", target_value="t", n_refits=1, n_bootstrap=10, **FAST)
+    pd.testing.assert_frame_equal(run_transport(copy, config=cfg).table, run_transport(df, config=cfg).table)
+    marker = object()
+    assert from_polars(marker) is marker and from_polars(None) is None

@@ -8,7 +8,8 @@ multi-class subclass. Each carries the plain-language findings
 the head of its table (certificates; verdicts on the headline slice) and one
 line naming the figure builder of :mod:`components.figures` to call. Every
 string in that HTML goes through :func:`~audit_core.safe_text.html_text`:
-column names, class names and values come from the data.
+column names, class names and values come from the data; the plain ``repr``
+goes through :func:`~audit_core.safe_text.terminal_text`.
 """
 from __future__ import annotations
 
@@ -23,7 +24,7 @@ import pandas as pd
 from audit_core.findings.finding import Finding
 from audit_core.fragility.audit import FragilityAudit
 from audit_core.models.training import Workspace
-from audit_core.safe_text import html_text
+from audit_core.safe_text import html_text, terminal_text
 from audit_core.transport.config import TransportConfig
 from audit_core.transport.headline import HeadlineSlice
 from audit_core.transport.results import TransportResult
@@ -90,8 +91,9 @@ def _card(title: str, subtitle: str, findings: Sequence[Finding], table_title: s
 
 
 def _text(title: str, findings: Sequence[Finding], figures: str) -> str:
+    """The plain-text ``repr``: one line each, data text shown with :func:`terminal_text` (no escape sequences)."""
     lines = [title] + [f"- [{f.severity}] {f.text}" for f in findings] + [f"Figures: {figures}"]
-    return "\n".join(lines)
+    return "\n".join(terminal_text(line) for line in lines)
 
 
 @dataclass(frozen=True, kw_only=True, eq=False)

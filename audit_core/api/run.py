@@ -121,6 +121,10 @@ def fragility_audit(
         raise fail("API_BAD_ARGUMENT", where="fragility_audit", name="options",
                    problem=f"must be an AuditOptions, got {type(options).__name__}")
     ds = spec.dataset(as_pandas(table, where="fragility_audit"))
+    stray = [c for c in spec.groups if c not in ds.features]
+    if stray:
+        raise fail("API_BAD_ARGUMENT", where="fragility_audit", name="spec.groups", problem=(
+            f"names the column {excerpt(stray[0])}, which is not a feature (features: {excerpts(ds.features)})"))
     ws = train_workspace(ds, spec=_model_spec(model, seed), raw_groups=spec.groups or None,
                          baseline_kind=baseline, test_size=test_size)  # type: ignore[arg-type]
     audit = run_fragility_audit(ws, options=options, progress=progress)

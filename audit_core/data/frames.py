@@ -3,8 +3,13 @@
 The library computes on pandas. :func:`as_pandas` is the one place a table from
 another library is converted: a polars ``DataFrame`` goes through Arrow
 (``frame.to_arrow().to_pandas()``) once, at the entry point
-(:func:`audit_core.data.dataset.build_dataset`, :func:`audit_core.api.fragility_audit`,
-:func:`audit_core.api.transport_audit`). polars is never imported here: a frame
+(:func:`audit_core.api.fragility_audit`, :func:`audit_core.api.transport_audit`,
+which refuse anything else); :func:`from_polars` converts the same way and
+leaves any other object to the function it is passed to
+(:func:`~audit_core.data.dataset.build_dataset`, :func:`~audit_core.data.roles.infer_roles`,
+:func:`~audit_core.data.targets.apply_targets`,
+:meth:`audit_core.transport.protocol.TransportAudit.declare`, so their own
+refusals are unchanged). polars is never imported here: a frame
 is recognised as a polars one by the module of its type, so a user without
 polars pays nothing.
 """
@@ -16,7 +21,7 @@ import pandas as pd
 
 from audit_core.errors import fail, register_messages
 
-__all__ = ["as_pandas", "is_polars_frame"]
+__all__ = ["as_pandas", "from_polars", "is_polars_frame"]
 
 register_messages(
     {
@@ -83,3 +88,25 @@ def as_pandas(frame: Any, *, where: str = "The audit") -> pd.DataFrame:
         if kind == "DataFrame":
             return frame.to_arrow().to_pandas()
     raise fail("FRAME_NOT_A_TABLE", where=where, kind=kind[:60])
+
+
+def from_polars(frame: Any, *, where: str = "The audit") -> Any:
+    """A polars DataFrame converted by :func:`as_pandas`; anything else returned unchanged.
+
+    Parameters
+    ----------
+    frame : object
+        Usually a pandas or polars DataFrame of shape (n_rows, n_columns).
+    where : str
+        The entry point named when a polars LazyFrame is refused.
+
+    Returns
+    -------
+    pandas.DataFrame of shape (n_rows, n_columns), or ``frame`` itself
+
+    Examples
+    --------
+    >>> from_polars([1, 2])
+    [1, 2]
+    """
+    return as_pandas(frame, where=where) if is_polars_frame(frame) else frame
