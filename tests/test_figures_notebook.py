@@ -14,9 +14,9 @@ from pathlib import Path
 import plotly.graph_objects as go
 import pytest
 
-from components import figures
 from audit_core import TableSpec, transport_audit
-from tests.test_api import FAST, multiclass_frame
+from components import figures
+from tests.api_data import FAST, multiclass_frame
 
 ROOT = Path(__file__).resolve().parents[1]
 MODULES = ("fragility", "transport", "transport_mc", "shift", "data", "receipts", "cube")
