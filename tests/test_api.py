@@ -249,3 +249,20 @@ def test_library_entry_points_take_polars_and_leave_other_objects_to_their_own_c
     pd.testing.assert_frame_equal(run_transport(copy, config=cfg).table, run_transport(df, config=cfg).table)
     marker = object()
     assert from_polars(marker) is marker and from_polars(None) is None
+
+
+def test_weight_subgroups_and_extra_targets_reach_the_transport_declaration():
+    df = binary_frame().assign(w=np.linspace(0.5, 1.5, 600))
+    extra = ({"kind": "threshold", "name": "x2_high", "column": "x2", "threshold": 0.0, "op": ">"},)
+    s = spec(features=("x1", "k"), groups={}, weight="w", subgroups=("k",), extra_targets=extra)
+    assert [t["name"] for t in s.dataset_config(df).targets] == ["y", "x2_high"]
+    with pytest.raises(AuditInputError) as e:  # x2 is read by a target definition: as a feature it would leak
+        spec(features=("x1", "x2"), extra_targets=extra, groups={})
+    assert message(e) == ("TableSpec declares the column 'x2' as read by the target definition 'x2_high' and as a "
+                          "feature; give each column one role.")
+    report = transport_audit(df, s, n_refits=1, n_bootstrap=10, options=FAST)
+    c = report.config
+    assert (c.weight_column, c.subgroup_columns, c.numeric, c.categorical) == ("w", ("k",), ("x1",), ("k",))
+    assert report.headline.weighting == "weighted"  # the rule: weighted when a weight column is declared
+    het = report.result.table.query("analysis == 'heterogeneity'")["condition"].astype(str)
+    assert {"k=u", "k=v", "k=w"} <= set(het)

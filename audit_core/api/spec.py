@@ -156,8 +156,6 @@ each column one role.
                 isinstance(t, Mapping) for t in self.extra_targets):
             raise _bad("extra_targets", "must be a list of target definitions (mappings)")
         object.__setattr__(self, "extra_targets", tuple(dict(t) for t in self.extra_targets))
-        for t in self.extra_targets:
-            target_from_dict(dict(t))
         if self.eligibility is not None and not isinstance(self.eligibility, str):
             raise _bad("eligibility", f"must be an expression (text), got {excerpt(self.eligibility)}")
         self._check_roles()
@@ -172,6 +170,10 @@ each column one role.
             if col in seen:
                 raise fail("SPEC_COLUMN_TWICE", column=excerpt(col), first=seen[col], second=what)
             seen[col] = what
+        for t in self.extra_targets:
+            definition = target_from_dict(dict(t))
+            for col in definition.columns:
+                seen.setdefault(col, f"read by the target definition {excerpt(definition.name)}")
         for col in self.features:
             if col in seen:
                 raise fail("SPEC_COLUMN_TWICE", column=excerpt(col), first=seen[col], second="a feature")
