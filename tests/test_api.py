@@ -185,7 +185,9 @@ def test_repr_html_escapes_every_data_string():
 def test_polars_copy_gives_identical_tables():
     pl = pytest.importorskip("polars")
     df = binary_frame()
+    df.loc[::7, "x2"], df.loc[::11, "k"] = np.nan, None  # missing values: polars nulls, NaN / NA again in pandas
     copy = pl.from_pandas(df)
+    assert copy["x2"].null_count() == 86 and copy["k"].null_count() == 55
     a = transport_audit(df, spec(), n_refits=1, n_bootstrap=20, options=FAST)
     b = transport_audit(copy, spec(), n_refits=1, n_bootstrap=20, options=FAST)
     for name in ("table", "verdicts", "summary"):
