@@ -268,3 +268,10 @@ def test_weight_subgroups_and_extra_targets_reach_the_transport_declaration():
     assert report.headline.weighting == "weighted"  # the rule: weighted when a weight column is declared
     het = report.result.table.query("analysis == 'heterogeneity'")["condition"].astype(str)
     assert {"k=u", "k=v", "k=w"} <= set(het)
+
+
+def test_fragility_takes_a_multiclass_target_as_it_is():
+    report = fragility_audit(multiclass_frame(), spec(positive=None), options=SMALL)
+    assert report.workspace.dataset.primary.class_names == ("distinction", "fail", "pass", "withdrawn")
+    assert report.audit.batch.p0.shape == (40, 4)  # 40 cases, one probability per class
+    assert report.findings and "Certificates (first rows)" in report._repr_html_()
