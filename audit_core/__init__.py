@@ -12,11 +12,15 @@ standing only on those before it (``tests/test_architecture.py`` checks it):
 * :mod:`audit_core.runs` — registry, configs, plug-ins, back-ends, bundles, the release gate.
 
 The public surface of the foundation (data, models and the run registry) is
-re-exported here.
+re-exported here, with the notebook entry points of :mod:`audit_core.api`:
+:class:`TableSpec`, :func:`fragility_audit`, :func:`transport_audit` and the
+results they return, :class:`FragilityReport` and :class:`TransportReport`.
 """
+from .api import FragilityReport, TableSpec, TransportReport, fragility_audit, transport_audit
 from .data.baseline import BASELINE_KINDS, compute_baseline
 from .data.dataset import AuditDataset, DatasetConfig, build_dataset, frame_fingerprint
 from .data.eligibility import EligibilityFilter
+from .data.frames import as_pandas
 from .data.groups import GroupRule, Grouping, apply_group_rules, grouping_from_raw_map, parse_group_csv, raw_origin_grouping
 from .data.intake import LoadedTable, ReadOptions, read_path, read_table
 from .data.preprocess import feature_origins, make_preprocessor
@@ -35,6 +39,7 @@ __all__ = [
     "BASELINE_KINDS",
     "DatasetConfig",
     "EligibilityFilter",
+    "FragilityReport",
     "FittedModel",
     "GroupRule",
     "Grouping",
@@ -46,15 +51,19 @@ __all__ = [
     "RunRecord",
     "RunRegistry",
     "SAMPLES",
+    "TableSpec",
+    "TransportReport",
     "Workspace",
     "ZOO",
     "apply_group_rules",
     "apply_targets",
+    "as_pandas",
     "attach_model",
     "build_dataset",
     "compute_baseline",
     "default_registry_path",
     "feature_origins",
+    "fragility_audit",
     "frame_fingerprint",
     "grouping_from_raw_map",
     "import_model",
@@ -69,4 +78,5 @@ __all__ = [
     "target_from_dict",
     "train_model",
     "train_workspace",
+    "transport_audit",
 ]

@@ -3,6 +3,7 @@
 The flow, one module per step:
 
 * :mod:`~audit_core.data.intake` — read CSV, Parquet and Excel files, with size caps;
+* :mod:`~audit_core.data.frames` — a polars frame converted once to pandas (:func:`as_pandas`);
 * :mod:`~audit_core.data.samples` — the bundled samples (synthetic loans, breast cancer);
 * :mod:`~audit_core.data.roles` — infer each column's role (numeric, categorical, identifier, ...);
 * :mod:`~audit_core.data.targets` — named target definitions (class, threshold, expression);
@@ -18,6 +19,7 @@ Stands only on the foundation (:mod:`audit_core.errors`, :mod:`audit_core.limits
 from .baseline import BASELINE_KINDS, compute_baseline
 from .dataset import AuditDataset, DatasetConfig, build_dataset, frame_fingerprint
 from .eligibility import EligibilityFilter
+from .frames import as_pandas
 from .groups import GroupRule, Grouping, apply_group_rules, grouping_from_raw_map, parse_group_csv, raw_origin_grouping
 from .intake import LoadedTable, ReadOptions, check_table, read_path, read_table
 from .preprocess import feature_origins, make_preprocessor
@@ -40,6 +42,7 @@ __all__ = [
     "TargetLabels",
     "apply_group_rules",
     "apply_targets",
+    "as_pandas",
     "build_dataset",
     "check_table",
     "compute_baseline",

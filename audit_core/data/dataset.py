@@ -20,6 +20,7 @@ import pandas as pd
 from audit_core.errors import excerpt, excerpts, fail, register_messages
 
 from .eligibility import EligibilityFilter
+from .frames import from_polars
 from .roles import apply_role_overrides, infer_roles
 from .targets import TargetLabels, apply_targets, target_from_dict, value_mask
 
@@ -237,8 +238,10 @@ def build_dataset(frame: pd.DataFrame, config: DatasetConfig) -> AuditDataset:
 
     Parameters
     ----------
-    frame : pandas.DataFrame of shape (n_rows, n_columns)
-        A table already read by :func:`audit_core.data.intake.read_table`.
+    frame : pandas.DataFrame or polars.DataFrame of shape (n_rows, n_columns)
+        A table already read by :func:`audit_core.data.intake.read_table`, or
+        built in memory; a polars frame is converted once through Arrow
+        (:func:`audit_core.data.frames.from_polars`).
     config : DatasetConfig
 
     Returns
@@ -250,6 +253,7 @@ def build_dataset(frame: pd.DataFrame, config: DatasetConfig) -> AuditDataset:
     AuditInputError
         Naming the offending column, value or definition.
     """
+    frame = from_polars(frame, where="build_dataset")
     if not config.targets:
         raise fail("DATASET_NO_TARGET")
     definitions = [target_from_dict(dict(t)) for t in config.targets]

@@ -43,6 +43,8 @@ import pandas as pd
 
 from audit_core.errors import fail, register_messages
 
+from .frames import from_polars
+
 __all__ = [
     "Role", "ROLES", "FEATURE_ROLES", "MAX_CODE_LEVELS", "MAX_ONEHOT_LEVELS", "MIN_ID_UNIQUE_SHARE", "RoleProposal",
     "infer_roles", "apply_role_overrides", "propose_roles",
@@ -119,6 +121,7 @@ def infer_roles(frame: pd.DataFrame) -> dict[str, Role]:
     >>> infer_roles(pd.DataFrame({"x": [1.5, 2.0, 3.1], "c": ["a", "b", "a"], "k": [7, 7, 7]}))
     {'x': 'numeric', 'c': 'categorical', 'k': 'constant'}
     """
+    frame = from_polars(frame, where="infer_roles")
     return {str(col): infer_role(frame[col]) for col in frame.columns}
 
 

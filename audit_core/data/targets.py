@@ -33,6 +33,7 @@ from audit_core.errors import excerpt, excerpts, fail, register_messages
 from audit_core.expr import Expr, Name, evaluate_frame, referenced_names, to_text
 
 from .eligibility import parse_condition
+from .frames import from_polars
 
 __all__ = [
     "MAX_CLASSES",
@@ -580,6 +581,7 @@ def apply_targets(
     AuditInputError
         ``TARGET_DUPLICATE_NAME`` and any error of the individual definitions.
     """
+    frame = from_polars(frame, where="apply_targets")
     defs = [target_from_dict(d) if isinstance(d, Mapping) else d for d in definitions]
     seen: set[str] = set()
     for t in defs:

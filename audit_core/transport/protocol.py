@@ -37,6 +37,7 @@ import pandas as pd
 
 from audit_core.data.dataset import frame_fingerprint, mean_one_weights
 from audit_core.data.eligibility import EligibilityFilter
+from audit_core.data.frames import from_polars
 from audit_core.data.preprocess import category_text
 from audit_core.data.targets import apply_targets
 from audit_core.errors import AuditInputError, fail
@@ -192,13 +193,14 @@ class TransportAudit:
 
         Parameters
         ----------
-        source : pandas.DataFrame
+        source : pandas.DataFrame or polars.DataFrame
             The source table, or the one table holding both domains.
-        target : pandas.DataFrame, optional
+        target : pandas.DataFrame or polars.DataFrame, optional
             The target table when the domains come as two tables.
         """
         self._begin("declare")
         c = self._config
+        source, target = from_polars(source, where="TransportAudit.declare"), from_polars(target, where="TransportAudit.declare")
         if target is None and c.single_domain and c.domain_column is None:
             src, tgt = source, None
             hashes = {"input": frame_fingerprint(source)}
