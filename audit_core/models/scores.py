@@ -105,6 +105,12 @@ def scores_label(columns: Sequence[str]) -> str:
     return f"scores from column{'s' if len(cols) > 1 else ''} " + ", ".join(repr(c) for c in cols)
 
 
+def _check_count(cols: tuple[str, ...], n_classes: int, classes: Sequence[str]) -> None:
+    if len(cols) not in (1, n_classes) or (len(cols) == 1 and n_classes != 2):
+        raise fail("SCORES_COUNT", k=len(cols), columns=excerpts(cols), c=n_classes,
+                   classes=excerpts([str(c) for c in classes], items=20) if len(classes) else "?")
+
+
 def scored_model(columns: Sequence[str], *, n_classes: int = 2, classes: Sequence[str] = ()) -> FittedModel:
     """A :class:`~audit_core.models.zoo.FittedModel` whose probabilities are the score columns of each row.
 
@@ -131,9 +137,7 @@ def scored_model(columns: Sequence[str], *, n_classes: int = 2, classes: Sequenc
     [[0.8, 0.2], [0.09999999999999998, 0.9]]
     """
     cols = _columns(columns)
-    if len(cols) not in (1, n_classes) or (len(cols) == 1 and n_classes != 2):
-        raise fail("SCORES_COUNT", k=len(cols), columns=", ".join(map(repr, cols)), c=n_classes,
-                   classes=", ".join(map(repr, classes)) or "?")
+    _check_count(cols, n_classes, classes)
     origins = pd.DataFrame({"feature": list(cols), "raw_column": list(cols), "kind": "numeric", "category": ""})
     spec: dict[str, Any] = {"kind": SCORES_KIND, "columns": list(cols), "label": scores_label(cols)}
     if classes:
@@ -159,7 +163,8 @@ def _first(frame: pd.DataFrame, bad: np.ndarray) -> tuple[Any, int]:
     return frame.index[int(np.flatnonzero(bad)[0])], int(bad.sum())
 
 
-def check_scores(frame: pd.DataFrame, columns: Sequence[str], *, which: str = "source") -> None:
+def check_scores(frame: pd.DataFrame, columns: Sequence[str], *, which: str = "source",
+                 classes: Sequence[str] = ()) -> None:
     """Refuse score columns that are not probabilities (a declared error naming the column and the row).
 
     Parameters
@@ -169,14 +174,19 @@ def check_scores(frame: pd.DataFrame, columns: Sequence[str], *, which: str = "s
         The score columns, as for :func:`scored_model`.
     which : str
         Which records (``"source"``, ``"target"``), for the message.
+    classes : sequence of str, optional
+        The target's class names in code order: first checks there is one
+        column per class (or one column for a binary target's positive class).
 
     Raises
     ------
     AuditInputError
-        ``SCORES_MISSING_COLUMN``, ``SCORES_NOT_A_NUMBER``, ``SCORES_MISSING_VALUE``,
+        ``SCORES_COUNT``, ``SCORES_MISSING_COLUMN``, ``SCORES_NOT_A_NUMBER``, ``SCORES_MISSING_VALUE``,
         ``SCORES_OUT_OF_RANGE`` or, for several columns, ``SCORES_NOT_SUMMING``.
     """
     cols = _columns(columns)
+    if classes:
+        _check_count(cols, len(classes), classes)
     values = []
     for col in cols:
         name = excerpt(col)

@@ -14,7 +14,8 @@ from .conformal import calibrate, conformal_quantile, prediction_sets, set_repor
 from .mappings import MAPPINGS, ProbabilityMapping, fit_mapping
 from .protocol import STAGES, TransportAudit, run_transport
 from .results import TransportResult
-from .scores import NEEDS_A_MODEL, run_transport_on_scores
+from .scores import NEEDS_A_MODEL
+from .scores_run import run_transport_on_scores
 from .selective import aurc, excess_aurc, risk_selection_curve, selection_threshold, selective_stats
 from .splits import PARTITIONS, four_way_split
 from .stress import decomposition, percentile_within

@@ -242,14 +242,16 @@ class TransportAudit:
                                column=col, which=which)
             if c.eligibility:
                 frame = frame.loc[EligibilityFilter(expression=c.eligibility).mask(frame)]
-            if c.on_scores:
-                check_scores(frame, c.score_columns, which=which)
+            index = frame.index
             frame = frame.reset_index(drop=True)
             try:
                 labels = apply_targets([dict(t) for t in c.targets], frame)
             except AuditInputError as err:  # e.g. the positive class does not occur in this domain
                 raise fail("TRANSPORT_TARGET_IN_DOMAIN", which=which, message=err.message) from None
             self._label_classes[which] = {k: v.class_names for k, v in labels.items()}
+            if c.on_scores:  # rows named as in the table given
+                check_scores(frame.set_axis(index), c.score_columns, which=which,
+                             classes=labels[c.primary_target].class_names)
             for name, lab in labels.items():
                 if self._multiclass:
                     continue
