@@ -33,7 +33,8 @@ decl = tw.declaration_section(table.frame, ds_config, get(Keys.SAMPLE))
 multiclass = tmc.is_multiclass_choice(ds_config, decl)  # a class target without a positive class
 tolerances = tw.tolerance_section(multiclass=multiclass)
 ws = get(Keys.WORKSPACE)
-options, fixed = tw.setup_form(ws)
+scores = tw.scores_choice(table.frame)  # "I have predictions, not a model": the probability columns
+options, fixed = tw.setup_form(ws, scores=scores)
 if multiclass:  # the same flow; the notes say what the multi-class run does
     tmc.setup_note(options["mappings"])
 tw.run_section(table, ds_config, decl, options, tolerances, fixed,
