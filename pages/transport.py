@@ -85,18 +85,19 @@ with tabs[3]:
                                        headline=headline), key="view_tr_frontier")
     show_table(result.extras["conformal_tally"], key="view_tr_tally", hide_index=True)
 with tabs[4]:
-    st.plotly_chart(tf.stress_figure(result.table, model=model, mapping=mapping, headline=headline),
-                    key="view_tr_stress")
+    st.plotly_chart(tf.stress_figure(result.table, model=model, mapping=mapping, headline=headline,
+                                     needs_model=tw.on_scores(result)), key="view_tr_stress")
     harm = tw.harm_table(result.extras.get("degradation_percentiles"), model=model, mapping=mapping)
     if harm is None:
-        st.caption("Evidence degradation was not run.")
+        st.caption("Evidence degradation was not run" + (": needs a model." if tw.on_scores(result) else "."))
     else:
         st.caption("Targeted deletion of the most informative features against random deletions of as many: "
                    "the share of random sets it is more harmful than (50% = no worse than chance; harm follows "
                    "each metric's good direction).")
         show_table(harm, key="view_tr_harm", hide_index=True)
 with tabs[5]:
-    st.plotly_chart(tf.target_definition_figure(result.table), key="view_tr_targets")
+    st.plotly_chart(tf.target_definition_figure(result.table, needs_model=tw.on_scores(result)),
+                    key="view_tr_targets")
 with tabs[6]:
     st.plotly_chart(tf.heterogeneity_figure(result.table, model=model, mapping=mapping,
                                             class_names=names, headline=headline), key="view_tr_hetero")

@@ -75,3 +75,7 @@ def test_predictions_instead_of_a_model_run_on_the_named_probability_column(regi
     assert any(t.value.endswith("This run used your scores from column 'p_yes', not a model. Target-definition "
                                 "stress, evidence-degradation stress and model-family sensitivity: not run: needs "
                                 "a model.") for t in at.text)
+    assert any(c.value == "Evidence degradation was not run: needs a model." for c in at.caption)
+    charts = [str(c.proto.spec) for c in at.get("plotly_chart")]
+    assert sum("Evidence degradation: not run: needs a model (this run used your scores)." in c for c in charts) == 1
+    assert sum("Target-definition sensitivity: not run: needs a model" in c for c in charts) == 1

@@ -32,7 +32,7 @@ from components.feedback import code, guarded, md_escape
 from components.state import PERSIST, ResultSlot, current_provenance, declaration_digest, registry, workspace_key
 
 __all__ = ["RESULT_KEY", "RESULT_SLOT", "LOCK_KEY", "HEADLINE_LOCK_KEY", "JOB", "sync_with_declaration",
-           "declaration_section", "scores_choice", "model_section", "setup_form", "model_note", "tolerance_section", "locked_headline",
+           "declaration_section", "scores_choice", "on_scores", "model_section", "setup_form", "model_note", "tolerance_section", "locked_headline",
            "run_section", "verdict_table", "harm_table", "downloads", "headline_of", "view_selectors",
            "slice_caption"]
 
@@ -363,6 +363,11 @@ def harm_table(percentiles: pd.DataFrame | None, *, model: str, mapping: str) ->
                          dropna=False, aggfunc="first").dropna(how="all").reset_index()
     names = {"id": "ID: more harmful than % of random sets", "ood": "OOD: more harmful than % of random sets"}
     return wide.rename(columns={**names, "selection_rate": "selection rate"})
+
+
+def on_scores(result) -> bool:
+    """Whether the run audited the user's scores (no model: the stresses were not run, they need one)."""
+    return (result.manifest.get("model") or {}).get("kind") == "scores"
 
 
 def model_note(result) -> str:
