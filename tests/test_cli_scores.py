@@ -45,6 +45,14 @@ def test_a_scores_block_runs_transport_on_the_table_without_a_model_section(tmp_
     assert set(results["model"]) == {"scores from column 'p_yes'"}
     # the score column is the prediction, not a feature: the feature shift covers the declared raw columns only
     assert outcome.result.tables["feature_shift"]["feature"].tolist() == ["age"]
+    # the saved run's report says the scores were used, and every sentence re-derives from the stored tables
+    from audit_core.findings.check import check_findings
+    from audit_core.findings.records import report_findings
+
+    said = [f.text for f in report_findings(record)]
+    assert "This run used your scores from column 'p_yes', not a model. Target-definition stress, evidence-" \
+           "degradation stress and model-family sensitivity: not run: needs a model." in said
+    assert check_findings(record) == []
 
 
 @pytest.mark.parametrize("entry, words", [
