@@ -228,9 +228,9 @@ def run_fragility_audit(
     -------
     FragilityAudit
     """
-    refuse_scores(ws.model, "Fragility")  # certificates score changed records: scores alone cannot
     Limits.from_env().check_fields("AuditOptions", options, where="AuditOptions")
     Limits.from_env().check_fields("FragilityConfig", options.config, where="FragilityConfig")
+    refuse_scores(getattr(ws, "model", None), "Fragility")  # certificates score changed records: scores cannot
     report = progress or (lambda f, m: None)
     stop = should_stop or (lambda: False)
     rng = np.random.default_rng(np.random.SeedSequence([int(options.case_seed), 2]))

@@ -100,7 +100,10 @@ class TransportAudit:
     model : FittedModel, optional
         The model to audit as it is, required exactly when
         ``config.fixed_model`` is set. Its probability column 1 must be the
-        positive class of the primary target definition.
+        positive class of the primary target definition. A run on scores
+        (``config.score_columns``) takes none: its model is
+        :func:`~audit_core.models.scores.scored_model`, which reads the score
+        columns record by record (:mod:`.scores`).
     progress : callable(fraction, message), optional
     should_cancel : callable() -> bool, optional
         Polled between units of work; a true value stops the run with the

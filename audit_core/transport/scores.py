@@ -46,6 +46,7 @@ def scores_model_manifest(config, fitted: dict) -> dict[str, Any]:
     """
     return {"refit": False, "kind": "scores", "label": config.fixed_model,
             "score_columns": list(config.score_columns), "model": config.fixed_model,
+            "spec": {"kind": "scores", "columns": list(config.score_columns)},
             "fitted_on_source": {k: v for k, v in fitted.items() if k != "train"},
             "not_fitted": "no model: the probabilities are the user's scores, read record by record",
             "refits": "each refit re-partitions the records; the scores do not change",
