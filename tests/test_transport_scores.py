@@ -200,3 +200,15 @@ def test_fragility_refuses_a_scored_model_in_words():
         run_fragility_audit(SimpleNamespace(model=scored_model(["p"])))
     assert e.value.code == "SCORES_NEED_A_MODEL"
     assert e.value.message.startswith("Fragility needs a model") and "'p'" in e.value.message
+
+
+def test_a_hostile_score_column_name_is_kept_as_text():
+    name = "p <b>*yes*</b> [x](javascript:1)\n"
+    t = _synthetic().rename(columns={"p": name})
+    res = run_transport_on_scores(t, config=_config(score_columns=(name,)))
+    assert set(res.table["model"]) == {f"scores from column {name!r}"}
+    assert res.manifest["model"]["score_columns"] == [name]
+    bad = t.assign(**{name: t[name].where(t.index != 2, -0.5)})
+    with pytest.raises(AuditInputError) as e:
+        run_transport_on_scores(bad, config=_config(score_columns=(name,)))
+    assert "\n" not in e.value.message and "holds -0.5 in row 2" in e.value.message
