@@ -212,3 +212,20 @@ def test_a_hostile_score_column_name_is_kept_as_text():
     with pytest.raises(AuditInputError) as e:
         run_transport_on_scores(bad, config=_config(score_columns=(name,)))
     assert "\n" not in e.value.message and "holds -0.5 in row 2" in e.value.message
+
+
+def test_multiclass_scores_with_a_class_absent_from_the_target_keep_the_source_classes():
+    rng = np.random.default_rng(8)
+    n = 1200
+    P = rng.dirichlet([2, 2, 2], n)
+    y = np.array([rng.choice(3, p=row) for row in P])
+    site = np.where(np.arange(n) % 3 == 0, "b", "a")
+    keep = ~((site == "b") & (y == 2))  # the target holds classes 0 and 1 only
+    t = pd.DataFrame({"p0": P[:, 0], "p1": P[:, 1], "p2": P[:, 2], "grade": np.array(["a", "b", "c"])[y],
+                      "site": site})[keep].reset_index(drop=True)
+    cfg = TransportConfig(targets=({"kind": "class", "name": "grade", "column": "grade"},),
+                          score_columns=("p0", "p1", "p2"), domain_column="site", source_value="a",
+                          target_value="b", n_refits=1, n_bootstrap=10, mappings=("raw",), stresses=())
+    res = run_transport_on_scores(t, config=cfg)
+    assert res.classes == ("a", "b", "c")
+    assert set(res.table.loc[res.table.domain == "ood", "metric"]) >= {"accuracy"}

@@ -252,9 +252,9 @@ class TransportAudit:
             except AuditInputError as err:  # e.g. the positive class does not occur in this domain
                 raise fail("TRANSPORT_TARGET_IN_DOMAIN", which=which, message=err.message) from None
             self._label_classes[which] = {k: v.class_names for k, v in labels.items()}
-            if c.on_scores:  # rows named as in the table given
+            if c.on_scores:  # rows named as in the table given; one column per class of the source
                 check_scores(frame.set_axis(index), c.score_columns, which=which,
-                             classes=labels[c.primary_target].class_names)
+                             classes=self._label_classes["source"][c.primary_target])
             for name, lab in labels.items():
                 if self._multiclass:
                     continue
