@@ -79,3 +79,33 @@ def test_predictions_instead_of_a_model_run_on_the_named_probability_column(regi
     charts = [str(c.proto.spec) for c in at.get("plotly_chart")]
     assert sum("Evidence degradation: not run: needs a model (this run used your scores)." in c for c in charts) == 1
     assert sum("Target-definition sensitivity: not run: needs a model" in c for c in charts) == 1
+
+
+def test_multiclass_predictions_with_one_column_per_class(registry_path):
+    from components.widgets.transport import SCORES_INPUT
+    from transport_page import transport_page
+
+    rng = np.random.default_rng(5)
+    n = 900
+    P = rng.dirichlet([2, 2, 2], n).round(6)
+    P[:, 2] = 1 - P[:, 0] - P[:, 1]
+    y = np.array([rng.choice(3, p=np.clip(row, 0, 1) / np.clip(row, 0, 1).sum()) for row in P])
+    frame = pd.DataFrame({"p_a": P[:, 0], "p_b": P[:, 1], "p_c": P[:, 2], "y": np.array(["a", "b", "c"])[y],
+                          "dom": np.where(np.arange(n) % 2 == 0, "s", "t"), "x": rng.normal(size=n).round(3)})
+    at = transport_page(frame, name="mc_predictions.csv")
+    assert not at.exception, at.exception
+    at.radio(key="tr_input").set_value(SCORES_INPUT).run()
+    at.button(key="act_tr_lock").click().run()
+    at.multiselect(key="tr_score_columns").set_value(["p_a", "p_b", "p_c"])
+    at.multiselect(key="tr_mappings").set_value(["raw"])
+    for k, v in TINY.items():
+        at.number_input(key=k).set_value(v)
+    at.run()
+    at.button(key="act_tr_run").click().run()
+    assert not at.exception, at.exception
+    assert not at.error, [e.value for e in at.error]
+    reg = RunRegistry(registry_path)
+    rec = reg.load(reg.list_runs()["run_id"].iloc[0])
+    assert rec.manifest["multiclass"] is True and rec.manifest["model"]["kind"] == "scores"
+    assert rec.config["numeric"] == ["x"]
+    assert any("not run: needs a model" in s for s in rec.manifest["not_run"])
