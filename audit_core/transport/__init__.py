@@ -5,7 +5,9 @@ Public surface::
     from audit_core.transport import TransportConfig, TransportAudit, run_transport
 
 See :mod:`audit_core.transport.protocol` for the staged binary runner and
-:mod:`audit_core.transport.multiclass` for the multi-class one.
+:mod:`audit_core.transport.multiclass` for the multi-class one. A table of
+predictions instead of a model: ``TransportConfig(score_columns=...)`` and
+:func:`run_transport_on_scores` (:mod:`audit_core.transport.scores`).
 """
 from .messages import TRANSPORT_MESSAGES  # first: every submodule may fail with these
 from .columns import RESULT_COLUMNS
