@@ -252,7 +252,7 @@ COUNT_FIELDS: dict[str, dict[str, str]] = {
         "stress_max_rows": "rows", "mi_max_rows": "rows", "n_bins": "bins", "models": "list_items",
         "mappings": "list_items", "alphas": "list_items", "selection_rates": "list_items",
         "hcep_thresholds": "list_items", "stresses": "list_items", "subgroup_columns": "list_items",
-        "targets": "list_items",
+        "targets": "list_items", "score_columns": "list_items",
     },
     "cli": {"n_jobs": "workers", "dask_local": "workers"},
     "widgets": {

@@ -33,7 +33,8 @@ decl = tw.declaration_section(table.frame, ds_config, get(Keys.SAMPLE))
 multiclass = tmc.is_multiclass_choice(ds_config, decl)  # a class target without a positive class
 tolerances = tw.tolerance_section(multiclass=multiclass)
 ws = get(Keys.WORKSPACE)
-options, fixed = tw.setup_form(ws)
+scores = tw.scores_choice(table.frame)  # "I have predictions, not a model": the probability columns
+options, fixed = tw.setup_form(ws, scores=scores)
 if multiclass:  # the same flow; the notes say what the multi-class run does
     tmc.setup_note(options["mappings"])
 tw.run_section(table, ds_config, decl, options, tolerances, fixed,
@@ -84,18 +85,19 @@ with tabs[3]:
                                        headline=headline), key="view_tr_frontier")
     show_table(result.extras["conformal_tally"], key="view_tr_tally", hide_index=True)
 with tabs[4]:
-    st.plotly_chart(tf.stress_figure(result.table, model=model, mapping=mapping, headline=headline),
-                    key="view_tr_stress")
+    st.plotly_chart(tf.stress_figure(result.table, model=model, mapping=mapping, headline=headline,
+                                     needs_model=tw.on_scores(result)), key="view_tr_stress")
     harm = tw.harm_table(result.extras.get("degradation_percentiles"), model=model, mapping=mapping)
     if harm is None:
-        st.caption("Evidence degradation was not run.")
+        st.caption("Evidence degradation was not run" + (": needs a model." if tw.on_scores(result) else "."))
     else:
         st.caption("Targeted deletion of the most informative features against random deletions of as many: "
                    "the share of random sets it is more harmful than (50% = no worse than chance; harm follows "
                    "each metric's good direction).")
         show_table(harm, key="view_tr_harm", hide_index=True)
 with tabs[5]:
-    st.plotly_chart(tf.target_definition_figure(result.table), key="view_tr_targets")
+    st.plotly_chart(tf.target_definition_figure(result.table, needs_model=tw.on_scores(result)),
+                    key="view_tr_targets")
 with tabs[6]:
     st.plotly_chart(tf.heterogeneity_figure(result.table, model=model, mapping=mapping,
                                             class_names=names, headline=headline), key="view_tr_hetero")

@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-DATASETS = ROOT.parent / "shared" / "datasets"
+#: ``../shared/datasets`` beside the project, or ``$AUDIT_DATASETS`` (a git worktree sits elsewhere)
+DATASETS = Path(os.environ.get("AUDIT_DATASETS") or ROOT.parent / "shared" / "datasets")
 ADULT = DATASETS / "uci_adult" / "adult.data"
 ADULT_COLUMNS = ["age", "workclass", "fnlwgt", "education", "education-num", "marital-status", "occupation",
                  "relationship", "race", "sex", "capital-gain", "capital-loss", "hours-per-week", "native-country",

@@ -21,7 +21,7 @@ from audit_core.transport.results import TransportResult
 
 from .cases import class_words
 from .contract import printed_value
-from .finding import Fact, Finding, Word
+from .finding import Fact, Finding, Word, and_list
 from .shift import shift_finding
 
 __all__ = ["transport_findings", "result_tables", "ChangeWords"]
@@ -220,6 +220,18 @@ def _tally(r: _Reader) -> Finding | None:
                       facts=facts, labels={"slice": r.h.describe()})
 
 
+def _scores_used(manifest: Mapping) -> Finding | None:
+    """A run on the user's scores says so, and lists in words the stages it could not run (they need a model)."""
+    info = manifest.get("model") or {}
+    if info.get("kind") != "scores":
+        return None
+    stages = [str(s) for s in manifest.get("needs_a_model") or ()]
+    listed = and_list(stages) if stages else ""
+    template = "This run used your {label}, not a model." + (" {stages}: not run: needs a model." if stages else "")
+    return Finding.of(kind="scores_used", severity="info", template=template,
+                      labels={"label": str(info.get("label", "")), "stages": listed[:1].upper() + listed[1:]})
+
+
 def transport_findings(result: TransportResult, *, headline: HeadlineSlice | None = None,
                        selection_rate: float = 0.8, alpha: float = 0.1) -> list[Finding]:
     """Plain-language findings of a Transport result on its headline slice.
@@ -239,7 +251,8 @@ def transport_findings(result: TransportResult, *, headline: HeadlineSlice | Non
     Returns
     -------
     list of Finding
-        Up to 6 sentences: the operating threshold, class coverage of
+        Up to 7 sentences: on a run on the user's scores, that it used them and what was not run (needs a
+        model); the operating threshold, class coverage of
         conformal sets, the calibration and ranking changes, the verdict tally
         and the feature shift (when the result holds a ``feature_shift`` table).
     """
@@ -250,7 +263,7 @@ def transport_findings(result: TransportResult, *, headline: HeadlineSlice | Non
     tables = result_tables(result)
     r, where = _Reader(tables, h), _where(cfg)
     classes = class_words(cfg, h.target_definition, result.manifest.get("classes"))
-    parts = [_selective(r, where, selection_rate), _conformal(r, where, alpha, classes, h.multiclass),
+    parts = [_scores_used(result.manifest), _selective(r, where, selection_rate), _conformal(r, where, alpha, classes, h.multiclass),
              _change(r, where, "calibration"), _change(r, where, "ranking"), _tally(r),
              shift_finding(tables.get("feature_shift"), tables.get("domain_classifier"))]
     return [f for f in parts if f is not None]

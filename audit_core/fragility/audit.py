@@ -20,6 +20,7 @@ from audit_core.models.manifest import workspace_manifest
 from audit_core.metrics import auroc_by_row
 from audit_core.models.probs import confidence_scores
 from audit_core.models.training import Workspace, holdout_metrics
+from audit_core.models.scores import refuse_scores
 from audit_core.models.zoo import FittedModel, ModelSpec, train_model
 
 from .certificate import CertificateBatch
@@ -229,6 +230,7 @@ def run_fragility_audit(
     """
     Limits.from_env().check_fields("AuditOptions", options, where="AuditOptions")
     Limits.from_env().check_fields("FragilityConfig", options.config, where="FragilityConfig")
+    refuse_scores(getattr(ws, "model", None), "Fragility")  # certificates score changed records: scores cannot
     report = progress or (lambda f, m: None)
     stop = should_stop or (lambda: False)
     rng = np.random.default_rng(np.random.SeedSequence([int(options.case_seed), 2]))

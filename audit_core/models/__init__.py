@@ -6,6 +6,7 @@
 * :mod:`~audit_core.models.refusals` — recognise pickle, joblib, MLflow, ONNX, XGBoost and CatBoost files unopened
   and refuse each with a way forward;
 * :mod:`~audit_core.models.audit` — the ``model`` audit's seeded work items (AUROC bootstrap, refits by seed);
+* :mod:`~audit_core.models.scores` — a table's probability columns as a model (bring your own scores);
 * :mod:`~audit_core.models.probs` — probability conventions (clipping, pseudo-logits, margins, confidence);
 * :mod:`~audit_core.models.manifest` — what every run manifest records about the workspace and libraries.
 
@@ -14,6 +15,7 @@ never imports streamlit or plotly.
 """
 from .importing import import_model
 from .manifest import library_versions, workspace_manifest
+from .scores import check_scores, is_scored, scored_model
 from .training import Workspace, attach_model, holdout_metrics, train_workspace
 from .zoo import ZOO, FittedModel, ModelSpec, make_estimator, train_model
 
@@ -23,6 +25,9 @@ __all__ = [
     "Workspace",
     "ZOO",
     "attach_model",
+    "check_scores",
+    "is_scored",
+    "scored_model",
     "holdout_metrics",
     "import_model",
     "library_versions",

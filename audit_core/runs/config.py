@@ -321,6 +321,12 @@ def _validate_model(section: Any) -> dict[str, Any]:
     return {"kind": kind, "seed": seed, "params": params, "baseline": baseline, "test_size": float(test_size)}
 
 
+def _all_on_scores(audits: list) -> bool:
+    """Whether every audit entry is a Transport run on scores (``kind: transport`` with a ``scores`` block)."""
+    return bool(audits) and all(isinstance(a, Mapping) and a.get("kind") == "transport" and "scores" in a
+                                for a in audits)
+
+
 def parse_config(raw: Any, *, source: str = "<dict>", sha256: str = "") -> AuditConfig:
     """Validate a parsed config mapping.
 
@@ -344,10 +350,11 @@ def parse_config(raw: Any, *, source: str = "<dict>", sha256: str = "") -> Audit
     name = expect_type(top.get("name", Path(source).stem if source != "<dict>" else "audit"), str, where="name")
     data = _validate_data(top["data"])
     dataset = _validate_dataset(top.get("dataset"))
-    if "model" not in top:
-        raise fail("CONFIG_MISSING_KEY", key="model", where="the config")
-    model = _validate_model(top["model"])
     audits_raw = expect_type(top["audits"], list, where="audits")
+    if "model" not in top and not _all_on_scores(audits_raw):
+        raise fail("CONFIG_MISSING_KEY", key="model", where="the config")
+    # a config whose every audit runs on the table's scores fits no model: the default section is never used
+    model = _validate_model(top.get("model", {"kind": "logistic_regression"}))
     if not audits_raw:
         raise fail("CONFIG_NO_AUDITS")
     audits = []

@@ -5,7 +5,9 @@ Public surface::
     from audit_core.transport import TransportConfig, TransportAudit, run_transport
 
 See :mod:`audit_core.transport.protocol` for the staged binary runner and
-:mod:`audit_core.transport.multiclass` for the multi-class one.
+:mod:`audit_core.transport.multiclass` for the multi-class one. A table of
+predictions instead of a model: ``TransportConfig(score_columns=...)`` and
+:func:`run_transport_on_scores` (:mod:`audit_core.transport.scores`).
 """
 from .messages import TRANSPORT_MESSAGES  # first: every submodule may fail with these
 from .columns import RESULT_COLUMNS
@@ -14,6 +16,8 @@ from .conformal import calibrate, conformal_quantile, prediction_sets, set_repor
 from .mappings import MAPPINGS, ProbabilityMapping, fit_mapping
 from .protocol import STAGES, TransportAudit, run_transport
 from .results import TransportResult
+from .scores import NEEDS_A_MODEL
+from .scores_run import run_transport_on_scores
 from .selective import aurc, excess_aurc, risk_selection_curve, selection_threshold, selective_stats
 from .splits import PARTITIONS, four_way_split
 from .stress import decomposition, percentile_within
@@ -26,6 +30,8 @@ __all__ = [
     "TransportAudit",
     "TransportResult",
     "run_transport",
+    "run_transport_on_scores",
+    "NEEDS_A_MODEL",
     "STAGES",
     "RESULT_COLUMNS",
     "PARTITIONS",

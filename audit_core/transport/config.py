@@ -13,6 +13,7 @@ from audit_core.data.targets import target_from_dict
 from audit_core.errors import AuditInputError, fail
 from audit_core.limits import Limits
 from audit_core.models.manifest import library_versions
+from audit_core.models.scores import scores_label
 from audit_core.models.training import Workspace
 from audit_core.models.zoo import ZOO, FittedModel
 
@@ -62,7 +63,7 @@ _COUNT_RANGES = {"n_refits": (1, 1000), "n_bootstrap": (1, 100_000), "n_bins": (
                  # seed * 1000 + refit seeds scikit-learn, whose random_state must be below 2**32
                  "seed": (0, (2**32 - 1) // 1000 - 1)}
 _SEQUENCES = ("targets", "numeric", "categorical", "strata_columns", "models", "mappings", "alphas",
-              "selection_rates", "hcep_thresholds", "fractions", "stresses", "input_files")
+              "selection_rates", "hcep_thresholds", "fractions", "stresses", "input_files", "score_columns")
 
 
 def _real(v: Any) -> float | None:
@@ -119,6 +120,16 @@ class TransportConfig:
         thresholds and conformal quantiles (selection) and the stress
         quantities (train: mutual-information ranking, corruption
         distribution, oracle donors).
+    score_columns : tuple of str
+        Bring your own scores: audit a table of predictions instead of a
+        model. One probability column per class in class-code order (binary:
+        class 0 then the positive class; multi-class: the sorted class
+        values), or one column for the positive class of a binary target.
+        The run's model is :func:`~audit_core.models.scores.scored_model`
+        (``fixed_model`` becomes its label, ``scores from column(s) …``):
+        never refitted, so the refits only re-partition the records; the
+        stresses are not run (they need a model). Declared features are
+        optional and feed the feature shift only.
     mappings : tuple of str
         Subset of ``("raw", "platt", "isotonic", "temperature", "beta")``; default the first three.
     alphas, selection_rates, hcep_thresholds : tuple of float
@@ -177,6 +188,7 @@ class TransportConfig:
     models: tuple = ("logistic_regression",)
     model_params: Mapping[str, Mapping] = field(default_factory=dict)
     fixed_model: str | None = None
+    score_columns: tuple = ()
     mappings: tuple = DEFAULT_MAPPINGS
     alphas: tuple = (0.05, 0.10, 0.20)
     selection_rates: tuple = (0.5, 0.7, 0.8, 0.9, 0.95)
@@ -222,7 +234,12 @@ class TransportConfig:
             if not isinstance(t, Mapping):
                 raise _bad("targets", f"each target definition must be a mapping, got {type(t).__name__}")
             target_from_dict(dict(t))
-        if not (self.numeric or self.categorical):
+        if self.score_columns:
+            label = scores_label(self.score_columns)
+            if self.fixed_model not in (None, label):
+                raise _bad("fixed_model", f"a run on scores audits {label}, not the model {self.fixed_model!r}")
+            object.__setattr__(self, "fixed_model", label)
+        elif not (self.numeric or self.categorical):
             raise _bad("features", "declare at least one numeric or categorical feature")
         for name, (low, high) in _COUNT_RANGES.items():
             v = getattr(self, name)
@@ -283,6 +300,11 @@ class TransportConfig:
     def refits_model(self) -> bool:
         """False when the run audits a given model as it is (``fixed_model``)."""
         return self.fixed_model is None
+
+    @property
+    def on_scores(self) -> bool:
+        """True when the run audits a table of predictions (``score_columns``), not a model."""
+        return bool(self.score_columns)
 
     @property
     def features(self) -> tuple:

@@ -41,6 +41,7 @@ from audit_core.data.frames import from_polars
 from audit_core.data.preprocess import category_text
 from audit_core.data.targets import apply_targets
 from audit_core.errors import AuditInputError, fail
+from audit_core.models.scores import check_scores, scored_model
 from audit_core.models.zoo import FittedModel, ModelSpec, train_model
 
 from . import stress as st
@@ -52,6 +53,7 @@ from .evaluation import evaluate_pipeline, fit_rules
 from .headline import headline_slice
 from .mappings import fit_mapping
 from .results import TransportResult, build_result
+from .scores import scores_manifest, scores_model_manifest
 from .shift_audit import shift_tables
 from .splits import PARTITIONS, four_way_split
 from .verdicts import check_tolerances
@@ -99,7 +101,10 @@ class TransportAudit:
     model : FittedModel, optional
         The model to audit as it is, required exactly when
         ``config.fixed_model`` is set. Its probability column 1 must be the
-        positive class of the primary target definition.
+        positive class of the primary target definition. A run on scores
+        (``config.score_columns``) takes none: its model is
+        :func:`~audit_core.models.scores.scored_model`, which reads the score
+        columns record by record (:mod:`.scores`).
     progress : callable(fraction, message), optional
     should_cancel : callable() -> bool, optional
         Polled between units of work; a true value stops the run with the
@@ -123,7 +128,11 @@ class TransportAudit:
                  should_cancel: Callable[[], bool] | None = None, model: FittedModel | None = None) -> None:
         if not isinstance(config, TransportConfig):
             raise _bad("config", "expected a TransportConfig")
-        if config.fixed_model is not None and model is None:
+        if config.on_scores:  # bring your own scores: the model reads them by row (:mod:`.scores`)
+            if model is not None:
+                raise _bad("model", "a run on scores reads its probabilities from the score columns; pass no model")
+            model = None if self._multiclass else scored_model(config.score_columns)
+        if config.fixed_model is not None and model is None and not (config.on_scores and self._multiclass):
             raise fail("TRANSPORT_FIXED_MODEL_MISSING", label=config.fixed_model)
         if config.fixed_model is None and model is not None:
             raise fail("TRANSPORT_FIXED_MODEL_UNUSED")
@@ -232,17 +241,22 @@ class TransportAudit:
             for col in cols:
                 if col not in frame.columns:
                     raise fail("TRANSPORT_UNKNOWN_COLUMN", what="declared", column=col, which=which)
-            for col in (self._model.input_columns if self._model is not None else ()):
+            for col in (self._model.input_columns if self._model is not None else c.score_columns):
                 if col not in frame.columns:
-                    raise fail("TRANSPORT_UNKNOWN_COLUMN", what="model input", column=col, which=which)
+                    raise fail("TRANSPORT_UNKNOWN_COLUMN", what="score" if c.on_scores else "model input",
+                               column=col, which=which)
             if c.eligibility:
                 frame = frame.loc[EligibilityFilter(expression=c.eligibility).mask(frame)]
+            index = frame.index
             frame = frame.reset_index(drop=True)
             try:
                 labels = apply_targets([dict(t) for t in c.targets], frame)
             except AuditInputError as err:  # e.g. the positive class does not occur in this domain
                 raise fail("TRANSPORT_TARGET_IN_DOMAIN", which=which, message=err.message) from None
             self._label_classes[which] = {k: v.class_names for k, v in labels.items()}
+            if c.on_scores:  # rows named as in the table given; one column per class of the source
+                check_scores(frame.set_axis(index), c.score_columns, which=which,
+                             classes=self._label_classes["source"][c.primary_target])
             for name, lab in labels.items():
                 if self._multiclass:
                     continue
@@ -301,6 +315,8 @@ class TransportAudit:
             "partitions": {"names": list(PARTITIONS), "keys": [_plain(k) for k in self._keys.tolist()],
                            "codes": [p.astype(int).tolist() for p in parts]},
         }
+        if c.on_scores:
+            self.manifest.update(scores_manifest(c))
         self._record_headline()
         codes = self._class_codes()
         names = getattr(self, "classes", None) or class_names_of(self.manifest["config"]) or [f"class {k}" for k in codes]
@@ -326,6 +342,8 @@ class TransportAudit:
         fitted = {"calibration": "probability mappings (" + ", ".join(c.mappings) + ")",
                   "selection": "selection thresholds and conformal quantiles",
                   "train": "stress quantities: mutual-information ranking, corruption distribution, oracle donors"}
+        if c.on_scores:
+            return scores_model_manifest(c, fitted)
         if self._model is not None:
             return {"refit": False, "label": c.fixed_model, "spec": json.loads(json.dumps(dict(self._model.spec), default=str)),
                     "input_columns": list(self._model.input_columns), "fitted_on_source": fitted,
@@ -489,6 +507,9 @@ class TransportAudit:
         """Target-definition sensitivity and evidence degradation (as declared)."""
         self._begin("stress")
         c = self._config
+        if c.on_scores:  # the stresses score changed records: they need a model (the manifest's ``not_run``)
+            self._done.append("stress")
+            return self
         with _serial_blas():
             if "target_definition" in c.stresses and len(c.targets) > 1:
                 st.target_definition_stress(self)
@@ -505,7 +526,7 @@ class TransportAudit:
         self._begin("heterogeneity")
         with _serial_blas():
             st.heterogeneity_rows(self)
-            if self._tgt is not None:
+            if self._tgt is not None and self._config.features:
                 self._tick(0.5, "Feature shift between the domains")
                 self.tables.update(shift_tables(self))
         self._done.append("heterogeneity")

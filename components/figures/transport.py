@@ -256,21 +256,26 @@ def frontier_figure(table: pd.DataFrame, *, model: str, mapping: str, domain: st
     return fig
 
 
-def _not_run(fig: go.Figure, what: str, how: str) -> go.Figure:
-    """A stress panel that was not run says so (title and message), instead of an empty plot."""
+def _not_run(fig: go.Figure, what: str, how: str, *, needs_model: bool = False) -> go.Figure:
+    """A stress panel that was not run says so (title and message), instead of an empty plot.
+
+    ``needs_model``: a run on the user's scores, which cannot run it (in words, not as an error)."""
     fig.update_layout(**{**_LAYOUT, "title": f"{what}: not run", "height": 260})
+    if needs_model:
+        return not_run(fig, f"{what}: not run: needs a model (this run used your scores).")
     return not_run(fig, f"{what}: not run — {how}.")
 
 
 @figure_builder
 def stress_figure(table: pd.DataFrame, *, model: str, mapping: str, metric: str = "auroc",
-                  headline: HeadlineSlice | None = None) -> go.Figure:
+                  headline: HeadlineSlice | None = None, needs_model: bool = False) -> go.Figure:
     """Random-set deletions (the whole distribution, every refit) against targeted deletion and other conditions
-    (means over refits)."""
+    (means over refits). ``needs_model``: a run on scores (the panel says it needs a model)."""
     fig = go.Figure()
     base = _pick(table, analysis="metrics", model=model, mapping=mapping, metric=metric, weighting="unweighted")
-    if not (base["condition"] != "clean").any():
-        return _not_run(fig, "Evidence degradation", "turn on the degradation stress and run again")
+    if needs_model or not (base["condition"] != "clean").any():
+        return _not_run(fig, "Evidence degradation", "turn on the degradation stress and run again",
+                        needs_model=needs_model)
     marks = {"targeted": ("diamond", "black"), "mcar": ("circle-open", "#ff7f0e"),
              "corruption": ("x", "#8c564b"), "oracle": ("star", "#e377c2"), "clean": ("line-ew-open", "#2ca02c")}
     for dom in ("id", "ood"):
@@ -296,13 +301,16 @@ def stress_figure(table: pd.DataFrame, *, model: str, mapping: str, metric: str 
 
 
 @figure_builder
-def target_definition_figure(table: pd.DataFrame, *, domain: str = "ood") -> go.Figure:
-    """D_Y (label effect) and D_P (pipeline effect) per metric, before and after prevalence alignment."""
+def target_definition_figure(table: pd.DataFrame, *, domain: str = "ood", needs_model: bool = False) -> go.Figure:
+    """D_Y (label effect) and D_P (pipeline effect) per metric, before and after prevalence alignment.
+
+    ``needs_model``: a run on scores (the panel says it needs a model)."""
     t = table[(table["analysis"] == "target_decomposition") & (table["domain"] == domain)]
     fig = go.Figure()
-    if t.empty:
+    if needs_model or t.empty:
         return _not_run(fig, "Target-definition sensitivity",
-                        "turn on the target-definition stress with at least two target definitions")
+                        "turn on the target-definition stress with at least two target definitions",
+                        needs_model=needs_model)
     pts = t[t["refit"] >= 0]
     cis = t[t["refit"] < 0]
     for cond in sorted(pts["condition"].unique()):

@@ -32,7 +32,7 @@ from components.feedback import code, guarded, md_escape
 from components.state import PERSIST, ResultSlot, current_provenance, declaration_digest, registry, workspace_key
 
 __all__ = ["RESULT_KEY", "RESULT_SLOT", "LOCK_KEY", "HEADLINE_LOCK_KEY", "JOB", "sync_with_declaration",
-           "declaration_section", "model_section", "setup_form", "model_note", "tolerance_section", "locked_headline",
+           "declaration_section", "scores_choice", "on_scores", "model_section", "setup_form", "model_note", "tolerance_section", "locked_headline",
            "run_section", "verdict_table", "harm_table", "downloads", "headline_of", "view_selectors",
            "slice_caption"]
 
@@ -161,6 +161,29 @@ def tolerance_section(multiclass: bool = False) -> dict | None:
     return st.session_state.get(LOCK_KEY)
 
 
+MODEL_INPUT = "A model"
+SCORES_INPUT = "I have predictions, not a model"
+
+
+def scores_choice(frame: pd.DataFrame) -> tuple[str, ...] | None:
+    """Bring your own scores: ``None`` for a model run, else the probability columns named (maybe none yet)."""
+    _default("tr_input", MODEL_INPUT)
+    st.radio("What to audit", (MODEL_INPUT, SCORES_INPUT), key="tr_input", persist_state=PERSIST, horizontal=True,
+             help="A table of predictions (for example from Evidently, NannyML or Deepchecks) is audited as it is: "
+                  "its probability columns replace the model.")
+    if st.session_state["tr_input"] != SCORES_INPUT:
+        return None
+    numeric = [c for c in frame.columns if pd.api.types.is_numeric_dtype(frame[c]) and not
+               pd.api.types.is_bool_dtype(frame[c])]
+    _default("tr_score_columns", [])
+    st.multiselect("Probability columns: one per class in sorted class order, or for a binary target the "
+                   "positive class's alone", numeric, key="tr_score_columns", persist_state=PERSIST)
+    st.caption("No model is fitted: the refits only re-partition the records, and the probability mappings, "
+               "thresholds, conformal sets, bootstrap and verdicts run on your scores. The stresses need a model "
+               "and are not run. The probability columns are not features.")
+    return tuple(st.session_state["tr_score_columns"])
+
+
 AS_IS = "Audit this model as it is (not refit)"
 REFIT = "Refit zoo models on each train partition instead"
 
@@ -199,15 +222,18 @@ def model_section(ws: Workspace | None) -> tuple[dict, Any]:
     return {"models": tuple(chosen), "model_params": {k: v for k, v in params.items() if k in chosen}}, None
 
 
-def setup_form(ws: Workspace | None = None) -> tuple[dict, Any]:
-    """Stages 2–7: split, model, evaluation grids, stresses. Returns the options and the fixed model (or None)."""
+def setup_form(ws: Workspace | None = None, *, scores: tuple[str, ...] | None = None) -> tuple[dict, Any]:
+    """Stages 2–7: split, model, evaluation grids, stresses. Returns the options and the fixed model (or None).
+
+    ``scores`` (from :func:`scores_choice`): the probability columns of a run on scores, which replace the model.
+    """
     st.subheader("2–3 · Split and fit")
     for k, v in (("tr_refits", 3), ("tr_seed", 0),
                  ("tr_mappings", ["raw", "platt", "isotonic"]), ("tr_bootstrap", 200), ("tr_alphas", [0.05, 0.1, 0.2]),
                  ("tr_rates", [0.5, 0.7, 0.8, 0.9, 0.95]), ("tr_stresses", ["target_definition", "degradation"]),
                  ("tr_m", 3), ("tr_sets", 10), ("tr_cap", 5000)):
         _default(k, v)
-    model_opts, fixed = model_section(ws)
+    model_opts, fixed = model_section(ws) if scores is None else ({"score_columns": scores}, None)
     c1, c2, c4 = st.columns(3)
     count_input(c1, "Refits R", count="refits", key="tr_refits", persist_state=PERSIST, min_value=1, step=1)
     c2.number_input("Seed", min_value=0, step=1, key="tr_seed", persist_state=PERSIST)
@@ -250,14 +276,17 @@ def run_section(table, ds_config, decl: dict, options: dict, tolerances: dict | 
                 fixed_target: str | None = None) -> None:
     """The run button, Cancel and progress; the job stores its result in :data:`RESULT_SLOT` and saves a run."""
     job = jobs.current(JOB)
-    disabled = tolerances is None or not decl["targets"] or (job is not None and job.running)
+    no_scores = "score_columns" in options and not options["score_columns"]  # predictions chosen, no column named
+    disabled = tolerances is None or not decl["targets"] or no_scores or (job is not None and job.running)
     c1, c2 = st.columns([1, 4])
     if c1.button("Run transport audit", type="primary", key="act_tr_run", disabled=disabled):
         with guarded("running the transport audit"):
             if fixed is not None and decl["targets"][0] != fixed_target:
                 raise fail("TRANSPORT_FIXED_MODEL_TARGET", label=options.get("fixed_model"), target=fixed_target)
             job = _start(table, ds_config, decl, options, tolerances, fixed)
-    if job is not None and job.running:
+    if no_scores:
+        c2.caption("Name the probability columns of your predictions to run.")
+    elif job is not None and job.running:
         if c2.button("Cancel", key="act_tr_cancel"):
             job.request_stop()
     else:
@@ -284,6 +313,10 @@ def _start(table, ds_config, decl: dict, options: dict, tolerances: dict, fixed=
     subgroups = tuple(st.session_state.get("tr_subgroups", []))
     mc_tol = {k: v for k, v in tolerances.items() if k in MC_TOLERANCES}  # the multi-class metrics' δ
     tolerances = {k: v for k, v in tolerances.items() if k not in MC_TOLERANCES}
+    scored = set(options.get("score_columns") or ())  # predictions, not features
+    if scored:
+        options = {**options, "numeric": tuple(c for c in ds.numeric if c not in scored),
+                   "categorical": tuple(c for c in ds.categorical if c not in scored)}
     cfg = TransportConfig.from_dataset(ds, tolerances=tolerances, strata_columns=subgroups,
                                        subgroup_columns=subgroups, headline=locked_headline(), **options)
     if multiclass:  # its refusals (an imported model as it is, Venn-Abers) show at once, not from the job
@@ -332,9 +365,18 @@ def harm_table(percentiles: pd.DataFrame | None, *, model: str, mapping: str) ->
     return wide.rename(columns={**names, "selection_rate": "selection rate"})
 
 
+def on_scores(result) -> bool:
+    """Whether the run audited the user's scores (no model: the stresses were not run, they need one)."""
+    return (result.manifest.get("model") or {}).get("kind") == "scores"
+
+
 def model_note(result) -> str:
     """One sentence on which model was audited and whether it was refit (from the manifest)."""
     m = result.manifest.get("model", {})
+    if m.get("kind") == "scores":
+        not_run = ", ".join(result.manifest.get("needs_a_model") or ())
+        return (f"Audited: your {md_escape(m.get('label'))}, no model. Nothing was refit: each refit re-partitions "
+                "the records" + (f". Not run: needs a model: {md_escape(not_run)}." if not_run else "."))
     if m.get("refit") is False:
         return (f"Audited model: {code(m.get('label'))}, as it is: **not refit**; only the probability mappings, "
                 "thresholds, conformal quantiles and stress quantities were fitted on the source partitions.")

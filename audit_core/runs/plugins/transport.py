@@ -24,6 +24,14 @@ strata come from the config's dataset declaration)::
       headline: {model: logistic_regression, mapping: platt}   # the headline slice (docs/transport.md)
       seed: 0
       exact_bootstrap: false   # true: record-by-record replicates (default: binned cells)
+      scores:                  # bring your own scores: audit the table's predictions, not a model
+        columns: [p_yes]       # one probability column per class (sorted class order), or the positive class's
+
+With ``scores`` the run audits the named probability columns as they are
+(:mod:`audit_core.transport.scores`): no model is fitted (``models`` is
+refused; the config's ``model`` section may be left out when every audit runs
+on scores), the score columns are not features, and the stresses are listed
+in the manifest's ``not_run`` as "not run: needs a model".
 
 Tables: ``results`` (the long-form table), ``verdicts``, ``summary``, the
 figure tables (``reliability``, ``curves``) and the feature shift
@@ -39,7 +47,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from audit_core.errors import fail
 from audit_core.limits import Limits
+from audit_core.models.scores import scores_label
 from audit_core.transport.config import TransportConfig
 from audit_core.transport.mappings import DEFAULT_MAPPINGS
 from audit_core.transport.multiclass.run import (
@@ -50,6 +60,7 @@ from audit_core.transport.multiclass.run import (
 )
 from audit_core.transport.protocol import run_transport
 from audit_core.transport.results import model_spec as transport_model_spec
+from audit_core.transport.scores_run import run_transport_on_scores
 
 from ..config import AuditConfig, check_keys, expect_type
 from ..context import AuditContext
@@ -64,8 +75,19 @@ _LISTS = ("models", "mappings", "alphas", "selection_rates", "stresses", "subgro
 def validate_config(options: dict, *, where: str) -> dict:
     """Check the entry's keys and types; values are checked by :class:`TransportConfig` at run time."""
     options = check_keys(options, where=where, allowed=_INTS + _LISTS + ("tolerances", "exact_bootstrap",
-                                                                        "headline"))
+                                                                        "headline", "scores"))
     out: dict[str, Any] = {}
+    if "scores" in options:
+        block = check_keys(options["scores"], where=f"{where}.scores", allowed=("columns",), required=("columns",))
+        cols = expect_type(block["columns"], list, where=f"{where}.scores.columns")
+        for i, col in enumerate(cols):
+            expect_type(col, str, where=f"{where}.scores.columns[{i}]")
+        if not cols:
+            raise fail("CONFIG_BAD_VALUE", where=f"{where}.scores.columns", expected="one or more column names", got=cols)
+        if "models" in options:
+            raise fail("CONFIG_BAD_VALUE", where=f"{where}.models",
+                       expected="left out: a run on scores audits the scores, it fits no model", got=options["models"])
+        out["score_columns"] = list(cols)
     if "exact_bootstrap" in options:
         out["exact_bootstrap"] = expect_type(options["exact_bootstrap"], bool, where=f"{where}.exact_bootstrap")
     for k in _INTS:
@@ -90,7 +112,13 @@ def _models(options: dict, config: AuditConfig) -> dict:
 
 
 def model_spec(options: dict, config: AuditConfig) -> dict:
-    """The registry's model description of the run (every model it refits)."""
+    """The registry's model description of the run (every model it refits, or the score columns)."""
+    if options.get("score_columns"):
+        label = scores_label(options["score_columns"])
+        return transport_model_spec({"config": {"models": [label], "mappings": list(options.get("mappings") or
+                                                                                  DEFAULT_MAPPINGS)},
+                                     "model": {"refit": False, "spec": {"kind": "scores",
+                                                                        "columns": list(options["score_columns"])}}})
     m = _models(options, config)
     mappings = list(options.get("mappings") or DEFAULT_MAPPINGS)
     targets = list((config.dataset or {}).get("targets") or [])
@@ -107,11 +135,18 @@ def run(options: dict, *, context: AuditContext, progress: Progress) -> AuditRes
     """Run the protocol on the config's dataset; the domain declaration must be present."""
     ds = context.data.dataset
     opts = {k: tuple(v) if isinstance(v, list) else v for k, v in options.items()}
-    cfg = TransportConfig.from_dataset(ds, **{**opts, **_models(options, context.config)})
     tick = lambda f, m: progress(int(1000 * f), 1000, m)  # noqa: E731
-    multiclass = is_multiclass_target(cfg)  # a class target without a positive class: the multi-class run
-    res = run_multiclass_transport(ds.frame, config=cfg, progress=tick) if multiclass else run_transport(
-        ds.frame, config=cfg, progress=tick)
+    if opts.get("score_columns"):  # the score columns are the predictions, not features
+        cols = set(opts["score_columns"])
+        cfg = TransportConfig.from_dataset(ds, numeric=tuple(c for c in ds.numeric if c not in cols),
+                                           categorical=tuple(c for c in ds.categorical if c not in cols), **opts)
+        multiclass = is_multiclass_target(cfg)
+        res = run_transport_on_scores(ds.frame, config=cfg, progress=tick)
+    else:
+        cfg = TransportConfig.from_dataset(ds, **{**opts, **_models(options, context.config)})
+        multiclass = is_multiclass_target(cfg)  # a class target without a positive class: the multi-class run
+        res = run_multiclass_transport(ds.frame, config=cfg, progress=tick) if multiclass else run_transport(
+            ds.frame, config=cfg, progress=tick)
     tables = {"results": res.table, "verdicts": res.verdicts, "summary": res.summary}
     tables.update({k: v for k, v in res.extras.items() if k in ("reliability", "curves", "conformal_tally", "model_family",
                                                                  "feature_shift", "domain_classifier")})

@@ -37,6 +37,7 @@ import numpy as np
 import pandas as pd
 
 from audit_core.errors import fail
+from audit_core.models.scores import scored_model
 from audit_core.models.zoo import ModelSpec, train_model
 
 from ..blas import serial_blas as _serial_blas
@@ -158,7 +159,7 @@ class MulticlassTransportAudit(TransportAudit):
     _multiclass = True
 
     def __init__(self, config, *, scores=None, tolerances=None, progress=None, should_cancel=None) -> None:
-        if getattr(config, "fixed_model", None) is not None:
+        if getattr(config, "fixed_model", None) is not None and not config.on_scores:
             raise fail("TRANSPORT_BAD_OPTION", name="fixed_model", problem=(
                 f"the multi-class run refits zoo models; it cannot audit the model {config.fixed_model!r} as it is"))
         super().__init__(config, progress=progress, should_cancel=should_cancel)
@@ -199,6 +200,8 @@ class MulticlassTransportAudit(TransportAudit):
             raise fail("TRANSPORT_BAD_OPTION", name="targets", problem=(
                 f"target {c.primary_target!r} has {len(self.classes)} classes ({', '.join(map(repr, self.classes))}): "
                 "declare a positive class to run the binary protocol"))
+        if c.on_scores:  # one score column per class, in the sorted class order
+            self._model = scored_model(c.score_columns, n_classes=len(self.classes), classes=self.classes)
         return self
 
     def _class_codes(self) -> tuple[int, ...]:
@@ -211,7 +214,7 @@ class MulticlassTransportAudit(TransportAudit):
             "multiclass_mappings": list(self.mc_mappings),
             "conformal_scores": [{"name": s.name, "k_reg": s.k_reg, "lambda": s.lam} for s in self.scores],
             "tolerances": dict(self.mc_tolerances),
-            "not_run": ["stress", "heterogeneity (subgroups)", "feature shift"]})
+            "not_run": ["stress", "heterogeneity (subgroups)", "feature shift"] + self.manifest.get("not_run", [])})
         self.manifest["config"] = {**self.manifest["config"], "mappings": list(self.mc_mappings)}
         self.manifest["model"]["fitted_on_source"]["calibration"] = "probability mappings (" + ", ".join(self.mc_mappings) + ")"
         self._record_headline()  # on the multi-class mapping names
@@ -229,10 +232,10 @@ class MulticlassTransportAudit(TransportAudit):
             self._tick(i / len(units), f"Fitting {m}, refit {r + 1} of {c.n_refits}")
             tr, cal, sel = (self._source_rows(r, p) for p in ("train", "calibration", "selection"))
             w = (lambda idx: None if self._wsrc is None else self._wsrc[idx])
-            spec = ModelSpec(kind=m, seed=self._split_seeds[r], params=c.model_params.get(m, {}))
-            fm = train_model(self._src.iloc[tr], y[tr], spec=spec, numeric=c.numeric, categorical=c.categorical,
-                             missing_indicators=c.missing_indicators, sample_weight=w(tr),
-                             classes=[str(x) for x in self.classes])
+            fm = self._model if c.on_scores else train_model(
+                self._src.iloc[tr], y[tr], spec=ModelSpec(kind=m, seed=self._split_seeds[r], params=c.model_params.get(m, {})),
+                numeric=c.numeric, categorical=c.categorical, missing_indicators=c.missing_indicators,
+                sample_weight=w(tr), classes=[str(x) for x in self.classes])
             raw = {"calibration": _clip(fm.predict_proba(self._src.iloc[cal])),
                    "selection": _clip(fm.predict_proba(self._src.iloc[sel])),
                    "id_test": _clip(fm.predict_proba(self._src.iloc[self._source_rows(r, "id_test")]))}
