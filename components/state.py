@@ -159,7 +159,7 @@ def declaration_digest(state: MutableMapping | None = None) -> str | None:
     columns = ss.get(Keys.COLUMNS)
     if columns is None:
         return None
-    roles = list(zip(map(str, columns["column"]), map(str, columns["role"])))
+    roles = list(zip(map(str, columns["column"]), map(str, columns["role"]), strict=True))
     targets = list(ss.get(Keys.TARGETS) or [])
     widgets = {k: _declared(k, ss.get(k), targets) for k in DECLARATION_KEYS}
     if widgets["dg_domain"] is None:

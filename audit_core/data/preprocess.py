@@ -234,7 +234,7 @@ def feature_origins(preprocessor: ColumnTransformer) -> pd.DataFrame:
             rows += [(feature_name_part(c), c, "numeric", "") for c in cols]
         elif name == "cat":
             enc: OneHotEncoder = trans.named_steps["onehot"]
-            for col, cats in zip(cols, enc.categories_):
+            for col, cats in zip(cols, enc.categories_, strict=True):
                 rows += [(f"{feature_name_part(col)}={cat}", col, "onehot", str(cat)) for cat in cats]
         elif name == "miss":
             ind: MissingIndicator = trans.named_steps["ind"]

@@ -24,7 +24,7 @@ import difflib
 import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Union
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -510,7 +510,7 @@ class ExpressionTarget:
         return _binary(self.name, self.describe(), hit, self.binary_names)
 
 
-TargetDefinition = Union[ClassTarget, ThresholdTarget, ExpressionTarget]
+TargetDefinition = ClassTarget | ThresholdTarget | ExpressionTarget
 
 _KEYS = {
     "class": ({"kind", "name", "column"}, {"positive"}),

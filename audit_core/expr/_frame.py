@@ -62,7 +62,7 @@ def _column_vec(frame: pd.DataFrame, name: str) -> _Vec:
         vals = s.to_numpy(dtype="datetime64[ns]").astype("datetime64[D]")
         vals = np.where(missing, _EPOCH, vals)
         return _Vec("date", vals, missing)
-    if dtype == object or isinstance(dtype, pd.StringDtype):
+    if dtype == np.dtype(object) or isinstance(dtype, pd.StringDtype):
         obj = s.to_numpy(dtype=object)
         present = obj[~missing]
         if isinstance(dtype, pd.StringDtype) or all(isinstance(v, str) for v in present):

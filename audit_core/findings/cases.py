@@ -81,7 +81,7 @@ def striking_case(summary: pd.DataFrame, *, k: int, confident: float = 0.8) -> S
     p = summary["p_hat"].to_numpy(dtype=float)
     ks = summary["k_star"].to_numpy(dtype=int)
     flips = ks <= k
-    for pool, mask in (("confident_fragile", flips & (p >= confident)), ("fragile", flips),
+    for pool, mask in (("confident_fragile", flips & (p >= confident)), ("fragile", flips),  # noqa: B007 read after the loop
                        ("confident", np.ones(len(p), dtype=bool))):
         if mask.any():
             break

@@ -290,7 +290,7 @@ def _models(audit: FragilityTables) -> Finding | None:
         return Finding.of(kind="winner_vs_stable", severity="good" if b == w else "warning", template=template,
                           facts=facts.values(), words=(word,), labels=labels, detail=_stability_detail(m))
     parts = []
-    for col, (plain, symbol, _) in _MEASURES.items():
+    for col, (plain, _symbol, _) in _MEASURES.items():
         lead = leaders[col]
         vs = w if lead != w else next(i for i in range(len(names)) if i != w)
         short = {"mean_rcma": "rcma", "mean_fds": "fds", "mean_k_star": "k"}[col]

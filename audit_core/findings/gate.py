@@ -130,9 +130,9 @@ def _why_unknown(gate: GateResult, names: list[str], ids: list[str]) -> str:
     that does not define them (a multi-class run has no ECE-15 of a positive class); the reasons are in the
     grounds table."""
     rep = gate.comparison.new_grounds.report
-    detail = dict(zip(rep["ground"], rep["detail"])) if {"ground", "detail"} <= set(rep.columns) else {}
-    absent = [n for n, g in zip(names, ids) if str(detail.get(g, "no selected run")).startswith("no selected run")]
-    undefined = [n for n, g in zip(names, ids) if n not in absent]
+    detail = dict(zip(rep["ground"], rep["detail"], strict=True)) if {"ground", "detail"} <= set(rep.columns) else {}
+    absent = [n for n, g in zip(names, ids, strict=True) if str(detail.get(g, "no selected run")).startswith("no selected run")]
+    undefined = [n for n, g in zip(names, ids, strict=True) if n not in absent]
     parts = []
     for group, why in ((absent, "unknown, because no saved run provides {}"),
                        (undefined, "not defined for the saved runs given (their kind or target does not have {})")):

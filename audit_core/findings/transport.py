@@ -12,7 +12,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-import numpy as np
 import pandas as pd
 
 from audit_core.runs.keys import TableKey, headline_key, read_key
@@ -109,7 +108,7 @@ def _selective(r: _Reader, where: str, rate: float) -> Finding | None:
     thr = r.threshold(rate)
     if any(f is None for f in facts) or v is None or thr is None:
         return None
-    rate_id, rate_ood, risk_id, risk_ood = facts[0], facts[1], facts[2], facts[3]
+    rate_id, rate_ood = facts[0], facts[1]
     same = rate_id.printed == rate_ood.printed
     answers = (Word("as on the source test", "same_printed", ("rate_ood", "rate_id")) if same
                else Word("instead of", "differ_printed", ("rate_ood", "rate_id")))

@@ -177,7 +177,7 @@ def exact_min_flip(
         hit = hit_first >= 0
         found[todo[hit]] = size
         complete[todo[hit]] = True
-        for i, h in zip(todo[hit], hit_first[hit]):
+        for i, h in zip(todo[hit], hit_first[hit], strict=True):
             best[i] = tuple(int(g) for g in sets[h])
         if progress is not None:
             progress(size / K, f"Exact search: subsets of size {size} of {K}")
@@ -262,7 +262,7 @@ def beam_min_flip(
             marg = np.where(valid, marg, np.inf)
             keys = _set_keys(cand)
             anyf = flip.any(axis=1)
-            for i, row in zip(idx[anyf], np.flatnonzero(anyf)):
+            for i, row in zip(idx[anyf], np.flatnonzero(anyf), strict=True):
                 found[i] = size
                 best[i] = tuple(int(g) for g in np.flatnonzero(cand[row, flip[row].argmax()]))
             pos, ms = _unique_best(keys, marg, B)

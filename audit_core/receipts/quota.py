@@ -120,7 +120,7 @@ class QuotaPlan:
                                + [("single", False)] * (n_single - c_single) + [("multi", True)] * c_multi
                                + [("multi", False)] * (n_multi - c_multi))
             rng.shuffle(cell_labels)
-            for p, lab in zip(pos, cell_labels):
+            for p, lab in zip(pos, cell_labels, strict=True):
                 labels[p] = lab
                 plan.positions.setdefault((cell, lab[0]), []).append(p)
             plan.limit[cell] = math.ceil(budget * (n_single + n_multi))

@@ -30,7 +30,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -193,7 +192,8 @@ GROUND_SPECS: tuple[GroundSpec, ...] = (
     GroundSpec("brittle_share_confident", "fragility", "share of brittle cases among confident ones (p̂ ≥ 0.8)",
                _brittle_share, (0.0, 1.0)),
     GroundSpec("mean_fds", "fragility", "mean fragility score (FDS)", _mean_fds, (0.0, 1.0)),
-    GroundSpec("ood_ece", "transport", "ECE (15 equal-width bins) on the target (OOD) test, headline slice, mean over refits", _ood_ece, (0.0, 1.0)),
+    GroundSpec("ood_ece", "transport", "ECE (15 equal-width bins) on the target (OOD) test, headline slice, mean over refits",
+               _ood_ece, (0.0, 1.0)),
     GroundSpec("worst_class_coverage_90", "transport",
                "worst-class marginal conformal coverage at 90% (α = 0.10), OOD, headline slice", _worst_cov,
                (0.0, 1.0)),

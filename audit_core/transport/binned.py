@@ -328,12 +328,12 @@ class BinnedMetrics:
         self._n_ece = n_bins
         # MCE: weight of each ECE bin; ACE: the residual p̄ − y of each cell; Spiegelhalter: numerator
         # and variance (the variance's squared weights enter as the cell's weighted mean of w · v)
-        O = np.zeros((nc, n_bins))
-        O[np.arange(nc), ece_cell] = 1.0
+        occ = np.zeros((nc, n_bins))
+        occ[np.arange(nc), ece_cell] = 1.0
         self.resid = resid
         self._setup_ace_profile(L, y, p, w)
         u, v = spiegelhalter_terms(y, p)
-        mats = np.column_stack(mats + [E, O, mean(u), mean(w * v)])
+        mats = np.column_stack(mats + [E, occ, mean(u), mean(w * v)])
         self.start = None
         if with_calibration:
             self._setup_nodes(cell, x, w, Wc, live, nc)

@@ -135,7 +135,7 @@ def _fit_beta(p: np.ndarray, y: np.ndarray, w: np.ndarray) -> ProbabilityMapping
         theta = fit_logistic(np.column_stack([feats[k] for k in keep]) if keep else np.zeros((len(q), 0)), y, w)
         if not np.isfinite(theta).all():
             return ProbabilityMapping("beta", {"a": 1.0, "b": 1.0, "c": 0.0, "fallback": True})
-        coef = dict(zip(keep, theta[1:]))
+        coef = dict(zip(keep, theta[1:], strict=True))
         neg = [k for k in keep if coef[k] < 0]
         if not neg:
             break

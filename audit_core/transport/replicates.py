@@ -71,7 +71,7 @@ class DrawGroup:
             rank[by_cell] = np.arange(self.n_atoms)
             atom, first = rank[atom], first[by_cell]
             self._maps = [sp.csr_matrix((np.ones(self.n_atoms), (np.asarray(cl)[first], np.arange(self.n_atoms))),
-                                        shape=(k, self.n_atoms)) for cl, k in zip(cells, n_cells)]
+                                        shape=(k, self.n_atoms)) for cl, k in zip(cells, n_cells, strict=True)]
         self._classes = class_positions(self.y)
         self._lut = [atom[idx].astype(np.int32 if self.n_atoms < 2**31 else np.intp) for idx in self._classes]
         self._wl = None if weights is None else [np.asarray(weights, dtype=float)[idx] for idx in self._classes]

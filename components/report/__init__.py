@@ -1,4 +1,5 @@
-"""The self-contained HTML report of a saved run (:mod:`.document`), its PDF summary (:mod:`.pdf`) and the per-audit figure registry (:mod:`.builders`)."""
+"""The self-contained HTML report of a saved run (:mod:`.document`), its PDF summary (:mod:`.pdf`) and the per-audit
+figure registry (:mod:`.builders`)."""
 from .builders import REPORT_FIGURES, FigureBuilder, figures_for, model_report_figures, register_report_figures
 from .document import MAX_TABLE_ROWS, render_report, summary_frame, write_report
 from .pdf import chromium_executable, write_pdf

@@ -292,7 +292,7 @@ def render_report(record: RunRecord, *, generated_at: str | None = None, gate: G
         three figures) is what prints, on one A4 page; tables are capped at
         :data:`MAX_TABLE_ROWS` rows and collapsed.
     """
-    stamp = generated_at or _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
+    stamp = generated_at or _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds")
     e = html_text
     try:
         figures, figure_note = figures_for(record), ""

@@ -150,7 +150,7 @@ def _step_models(result: DemoResult) -> None:
     if result.case is None:
         return
     cols = st.columns(len(result.batches))
-    for col, (kind, (_, batch)) in zip(cols, result.batches.items()):
+    for col, (kind, (_, batch)) in zip(cols, result.batches.items(), strict=True):
         i = int(np.flatnonzero(np.asarray(batch.keys).astype(str) == result.case.key)[0])
         col.plotly_chart(ff.trajectory_figure(batch.certificate(i), title=f"Case {result.case.key} under {kind}"),
                          key=f"view_demo_traj_{kind}")
@@ -213,7 +213,7 @@ def _story(result: DemoResult) -> None:
                "them. The buttons below open the full pages in the demo's workspace; a button at the top of each "
                "page brings you back to yours.")
     tabs = st.tabs([f"{s.number} · {TAB_LABELS.get(s.number, s.title)}" for s in result.steps])
-    for tab, step in zip(tabs, result.steps):
+    for tab, step in zip(tabs, result.steps, strict=True):
         with tab:
             st.markdown(f"#### {STEP_TITLES[step.number - 1]}")
             findings_panel(step.findings, key=f"view_demo_step{step.number}")

@@ -151,7 +151,8 @@ def _heatmaps(audit: FragilityAudit) -> None:
         runs = reg.list_runs(audit_kind="fragility", status="done")
         overview = runs_overview([reg.load(r) for r in runs["run_id"].head(30)])
         if overview["model"].nunique() > 1 or overview["dataset"].nunique() > 1:
-            value = st.radio("Summary", ["mean_fds", "share_brittle_confident", "mean_rcma"], horizontal=True, key="fr_heat_value", persist_state=PERSIST)
+            value = st.radio("Summary", ["mean_fds", "share_brittle_confident", "mean_rcma"], horizontal=True, key="fr_heat_value",
+                             persist_state=PERSIST)
             st.plotly_chart(ff.runs_heatmap_figure(overview, value=value), key="view_fr_runs_heatmap")
         else:
             st.caption("The dataset × model heatmap appears once fragility runs of several models or datasets are saved.")
@@ -259,7 +260,7 @@ def _model_comparison(ws: Workspace, audit: FragilityAudit, key: str, *, stale: 
     # "most stable" only when mean RCMA, mean FDS and mean k* agree; else the model with the lowest mean RCMA, named so
     stable_role = "most stable" if agree else "lowest mean RCMA"
     cols = st.columns(2)
-    for col, (role, kind) in zip(cols, (("nominal winner", winner), (stable_role, leaders["mean_rcma"]))):
+    for col, (role, kind) in zip(cols, (("nominal winner", winner), (stable_role, leaders["mean_rcma"])), strict=True):
         b = batches[kind][1]
         i = int(np.flatnonzero(np.asarray(b.keys).astype(str) == key)[0])
         col.plotly_chart(ff.trajectory_figure(b.certificate(i), title=f"{role}: {kind}"), key=f"view_fr_traj_{role.replace(' ', '_')}")

@@ -36,7 +36,8 @@ def session_summary() -> None:
     if table is None:
         c1.info("No data loaded yet.")
     else:
-        c1.metric("Data", table.name, f"{table.frame.shape[0]:,} rows × {table.frame.shape[1]} columns", delta_color="off", delta_arrow="off")
+        c1.metric("Data", table.name, f"{table.frame.shape[0]:,} rows × {table.frame.shape[1]} columns", delta_color="off",
+                  delta_arrow="off")
     if ws is None:
         c2.info("No model yet.")
     else:

@@ -228,7 +228,10 @@ class MulticlassTransportAudit(TransportAudit):
         for i, (r, m) in enumerate(units):
             self._tick(i / len(units), f"Fitting {m}, refit {r + 1} of {c.n_refits}")
             tr, cal, sel = (self._source_rows(r, p) for p in ("train", "calibration", "selection"))
-            w = (lambda idx: None if self._wsrc is None else self._wsrc[idx])
+
+            def w(idx):
+                return None if self._wsrc is None else self._wsrc[idx]
+
             spec = ModelSpec(kind=m, seed=self._split_seeds[r], params=c.model_params.get(m, {}))
             fm = train_model(self._src.iloc[tr], y[tr], spec=spec, numeric=c.numeric, categorical=c.categorical,
                              missing_indicators=c.missing_indicators, sample_weight=w(tr),
