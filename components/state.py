@@ -47,7 +47,7 @@ import hashlib
 import json
 from collections.abc import MutableMapping
 from dataclasses import dataclass, fields
-from typing import Any
+from typing import Any, Final
 
 import pandas as pd
 import streamlit as st
@@ -83,7 +83,7 @@ __all__ = [
 #: Value-widget key prefixes by page: Data & groups, Fragility, Transport, Receipts, Runs.
 PERSIST_PREFIXES = ("dg_", "fr_", "tr_", "rc_", "ru_")
 #: Passed as ``persist_state=PERSIST`` to every value widget with a persistent key.
-PERSIST = "session"
+PERSIST: Final = "session"
 
 #: Session keys that belong to a workspace besides the value widgets (filled by :func:`workspace_key`).
 _WORKSPACE_KEYS: set[str] = set()

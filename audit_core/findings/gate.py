@@ -96,11 +96,13 @@ def _plain_rules(gate: GateResult, outcome: str, start: int):
     """The rules with ``outcome`` said in plain words: ``(phrases, facts, words, labels, symbols)``."""
     state = gate.comparison.new
     values = dict(gate.comparison.new_grounds.values)
-    phrases, facts, words, labels, symbols = [], [], [], {}, []
+    phrases: list[str] = []
+    facts, words, labels, symbols = [], [], {}, []
     for t in rule_outcomes(state):
         if t.outcome != outcome:
             continue
         rule = state.norms.rule(t.rule_id)
+        assert rule is not None, t.rule_id  # rule_outcomes names only rules of these norms
         said = _check(rule, values, gate, outcome == "holds", start + len(phrases))
         if said is None:
             phrases.append(rule.note or rule.when)
@@ -121,6 +123,7 @@ def _unknown(gate: GateResult) -> tuple[list[str], list[str]]:
     for t in rule_outcomes(state):
         if t.outcome == "unknown":
             rule = state.norms.rule(t.rule_id)
+            assert rule is not None, t.rule_id  # rule_outcomes names only rules of these norms
             names += [g for g in re.findall(r"[A-Za-z_][A-Za-z0-9_]*", rule.when) if g in absent and g not in names]
     return [GROUND_NAMES.get(g, g) for g in names], names
 
