@@ -122,7 +122,7 @@ def _taylor_newton(T, start, *, iters: int = 25, return_bad: bool = False):
     """
     B = T.shape[0]
     Sy, Syx = T[:, 0], T[:, 1]
-    m = [None] * 4
+    m: list[list[np.ndarray]] = [[] for _ in range(4)]
     pos = 2
     for k in range(4):
         m[k] = [T[:, pos + j] for j in range(k + 2)]

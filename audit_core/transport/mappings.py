@@ -27,6 +27,7 @@ passes target-domain records here.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -59,7 +60,7 @@ class ProbabilityMapping:
 
     kind: str
     params: dict
-    model: object = None
+    model: Any = None  # an sklearn IsotonicRegression (untyped) or a VennAbers
 
     def __call__(self, p: np.ndarray) -> np.ndarray:
         """Map probabilities of shape (n,) to shape (n,)."""

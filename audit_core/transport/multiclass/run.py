@@ -191,7 +191,7 @@ class MulticlassTransportAudit(TransportAudit):
         super().declare(source, target)
         src = list(self._label_classes["source"][c.primary_target])
         tgt = list(self._label_classes.get("target", {}).get(c.primary_target, src))
-        if tgt != src:  # the target lacks a class (a class only the target holds is refused in declare)
+        if tgt != src and self._ytgt is not None:  # the target lacks a class (a class only the target holds is refused in declare)
             code = np.array([src.index(name) for name in tgt])
             self._ytgt[c.primary_target] = code[self._ytgt[c.primary_target]]  # the source's codes
         self.classes = tuple(src)
@@ -331,9 +331,14 @@ class MulticlassTransportAudit(TransportAudit):
         self._done.append("heterogeneity")
         return self
 
+    def run(self, source: pd.DataFrame, target: pd.DataFrame | None = None) -> MulticlassTransportResult:
+        result = super().run(source, target)  # ends with self.result()
+        assert isinstance(result, MulticlassTransportResult)
+        return result
+
     def result(self) -> MulticlassTransportResult:
         if len(self._done) != len(STAGES):
-            return super().result()  # the stage-order refusal
+            super().result()  # raises the stage-order refusal
         table = _finalise(pd.DataFrame(self._rows))
         extras = {**{k: v for k, v in self.tables.items() if k != "verdicts"}, **multiclass_figure_tables(self)}
         return MulticlassTransportResult(table=table, verdicts=self.tables.get("verdicts", pd.DataFrame()),
