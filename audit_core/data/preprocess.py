@@ -62,7 +62,7 @@ def feature_name_part(raw: str) -> str:
 
 def _value_text(v):
     """One value as text; an integral float reads like the integer (``2.0`` -> ``"2"``)."""
-    if isinstance(v, (float, np.floating)) and abs(v) < _EXACT_INT and float(v).is_integer():
+    if isinstance(v, (float, np.floating)) and abs(float(v)) < _EXACT_INT and float(v).is_integer():
         return str(int(v))
     return str(v)
 

@@ -340,7 +340,9 @@ class ClassTarget:
             if not hit.any():
                 raise fail("TARGET_UNKNOWN_CLASS", name=self.name, positive=excerpt(self.positive),
                            column=self.column, values=excerpts(_sorted(values)))
-            return _binary(self.name, self.describe(), hit, self.binary_names)
+            names = self.binary_names
+            assert names is not None  # a positive class is given
+            return _binary(self.name, self.describe(), hit, names)
         if len(values) > MAX_CLASSES:
             raise fail("TARGET_TOO_MANY_CLASSES", name=self.name, column=self.column,
                        count=len(values), limit=MAX_CLASSES)

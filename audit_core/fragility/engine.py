@@ -159,7 +159,7 @@ def protocol_for(
         grid=grid,
         n_draws=int(config.n_draws),
         seed=int(config.seed),
-        weights=w,  # type: ignore[arg-type]
+        weights=w,
     )
 
 

@@ -194,8 +194,8 @@ def _set_keys(sets: np.ndarray) -> np.ndarray:
     return ids.reshape(sets.shape[:-1])
 
 
-def _unique_best(keys: np.ndarray, marg: np.ndarray, B: int) -> np.ndarray:
-    """Per row, the positions of the B lowest-margin candidates with distinct keys."""
+def _unique_best(keys: np.ndarray, marg: np.ndarray, B: int) -> tuple[np.ndarray, np.ndarray]:
+    """Per row, the positions of the B lowest-margin candidates with distinct keys, and their margins."""
     order = np.lexsort((marg, keys), axis=-1)
     ks = np.take_along_axis(keys, order, axis=-1)
     ms = np.take_along_axis(marg, order, axis=-1)

@@ -98,7 +98,7 @@ class Workspace:
     dataset: AuditDataset
     model: FittedModel
     grouping: Grouping
-    baseline_kind: str
+    baseline_kind: BaselineKind
     baseline: np.ndarray
     train_index: np.ndarray
     test_index: np.ndarray

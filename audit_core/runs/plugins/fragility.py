@@ -204,7 +204,7 @@ def audit_options(options: dict[str, Any]) -> AuditOptions:
     """The :class:`AuditOptions` of validated options."""
     cfg = FragilityConfig(
         k=options["k"], path=options["path"], families=tuple(options["families"]), grid=tuple(options["grid"]),
-        n_draws=options["n_draws"], seed=options["seed"], weights=tuple(options["weights"]),  # type: ignore[arg-type]
+        n_draws=options["n_draws"], seed=options["seed"], weights=tuple(options["weights"]),
     )
     plain = {k: options[k] for k in (
         "max_cases", "case_seed", "donor_groups", "stress_draws", "stress_seed", "n_boot", "perm_repeats",
