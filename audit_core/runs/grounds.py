@@ -30,6 +30,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -257,7 +258,7 @@ def extract_gate_grounds(runs: Sequence[RunRecord]) -> GateGrounds:
     values: dict[str, float | None] = {}
     keys: dict[str, tuple[str, TableKey]] = {}
     context: dict[str, dict[str, str]] = {}
-    rows = []
+    rows: list[dict[str, Any]] = []
     for spec in GROUND_SPECS:
         found, reasons, invalid = None, [], False
         candidates = sorted((r for r in ordered if r.audit_kind in spec.kinds), key=lambda r: spec.kinds.index(r.audit_kind))
@@ -265,7 +266,9 @@ def extract_gate_grounds(runs: Sequence[RunRecord]) -> GateGrounds:
             v, why, bad = spec.read(run)
             if v is not None:
                 found = (v, run.run_id, why)
-                keys[spec.name] = (run.run_id, spec.key(run))
+                key = spec.key(run)
+                assert not isinstance(key, str)  # read() found a value, so the key located it
+                keys[spec.name] = (run.run_id, key)
                 context[spec.name] = _context(run)
                 break
             reasons.append(f"{run.run_id}: {why}")
