@@ -285,6 +285,12 @@ class ResultSlot:
     def is_stale(self, current: Provenance) -> bool:
         return bool(self.changed(current))
 
+    def describe(self, changed: list[str]) -> str:
+        """``changed`` (a non-empty :meth:`changed`) in words, by the recorded provenance."""
+        prov = self.provenance
+        assert prov is not None  # changed() is non-empty only when a provenance is recorded
+        return prov.describe(changed)
+
 
 #: The trained or imported workspace of Data & groups, tied to the table and declaration it was built from.
 WORKSPACE_SLOT = ResultSlot(Keys.WORKSPACE, "model")

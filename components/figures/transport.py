@@ -12,6 +12,7 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from dataclasses import replace
+from typing import Any
 
 from audit_core.findings.cases import class_label
 from audit_core.runs.keys import headline_key, read_key
@@ -364,7 +365,7 @@ def transport_report_figures(record: RunRecord) -> list[tuple[str, go.Figure]]:
     model, mapping = h.model, h.mapping
     rates = cfg.get("selection_rates") or [0.8]
     s = 0.8 if 0.8 in rates else rates[len(rates) // 2]
-    kw = dict(model=model, mapping=mapping, headline=h)
+    kw: dict[str, Any] = dict(model=model, mapping=mapping, headline=h)
     out = []
     if "reliability" in tables:
         out.append(("Reliability diagram", reliability_figure(tables["reliability"], table=t, **kw)))

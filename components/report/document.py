@@ -34,6 +34,7 @@ import datetime as _dt
 import html
 import json
 import re
+from collections.abc import Sequence
 from pathlib import Path
 
 import pandas as pd
@@ -199,7 +200,7 @@ def _is_symbol(token: str) -> bool:
     return "_" in token or "*" in token or not token.islower() or token in _METRIC_WORDS
 
 
-def _symbols(details: list[str]) -> list[tuple[str, str]]:
+def _symbols(details: Sequence[str]) -> list[tuple[str, str]]:
     """The glossary's plain name of every symbol the detail lines use (metric names, grounds), in order."""
     seen: dict[str, str] = {}
     for d in details:
@@ -210,7 +211,7 @@ def _symbols(details: list[str]) -> list[tuple[str, str]]:
     return list(seen.items())
 
 
-def _detail(record: RunRecord, figures: list, figure_note: str, details: list[str] = ()) -> list[str]:
+def _detail(record: RunRecord, figures: list, figure_note: str, details: Sequence[str] = ()) -> list[str]:
     """Everything after the summary: the summary table, verdicts, the other figures, the tables and the manifest."""
     e = html_text
     parts = ["<div class='detail'>", "<h2>Summary</h2>", _table_html(summary_frame(record), table_id="summary-table")]

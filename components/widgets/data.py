@@ -148,10 +148,10 @@ def source_section() -> LoadedTable | None:
                 pending = st.session_state.get(_CODE_PAIRS) or ()
                 options = user_read_options(missing_codes=_accepted_codes(list(pending)), **read)
                 files = tuple((u.getvalue(), u.name) for u in uploads)
-                table = cached_upload(*files[0], options) if len(files) == 1 else cached_uploads(files, options)
-                adopt_table(table, f"upload:{upload_id}", None)
-                if table.dropped_columns:
-                    st.info("Dropped all-missing columns: " + ", ".join(map(code, table.dropped_columns)))
+                loaded = cached_upload(*files[0], options) if len(files) == 1 else cached_uploads(files, options)
+                adopt_table(loaded, f"upload:{upload_id}", None)
+                if loaded.dropped_columns:
+                    st.info("Dropped all-missing columns: " + ", ".join(map(code, loaded.dropped_columns)))
     table = st.session_state.get(Keys.TABLE)
     if table is not None:
         f = table.frame
@@ -485,7 +485,7 @@ def workspace_section(groups: dict[str, str]) -> Workspace | None:
         return None
     changed = WORKSPACE_SLOT.changed(current_provenance())
     if changed:
-        stale_notice("model", WORKSPACE_SLOT.provenance.describe(changed))
+        stale_notice("model", WORKSPACE_SLOT.describe(changed))
     baseline = st.session_state.get("dg_baseline", ws.baseline_kind)
     wanted = {c: g for c, g in groups.items() if c in set(ws.model.origins["raw_column"])}
     if not changed and (wanted != ws.grouping.raw_map() or baseline != ws.baseline_kind):

@@ -15,6 +15,7 @@ findings; figures are the pages' own figure builders.
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -160,7 +161,8 @@ def _step_transport(result: DemoResult) -> None:
     tr, o = result.transport, result.options
     cfg = tr.manifest["config"]
     h = recorded_headline(tr.manifest)
-    kw = dict(model=h.model, mapping=h.mapping, headline=h)
+    assert not isinstance(h, str), h  # the demo's own run records its headline
+    kw: dict[str, Any] = dict(model=h.model, mapping=h.mapping, headline=h)
     c1, c2 = st.columns(2)
     c1.plotly_chart(tf.risk_selection_figure(tr.extras["curves"], tr.table, selection_rate=o.selection_rate, **kw),
                     key="view_demo_risk")
@@ -236,9 +238,10 @@ def demo_section() -> None:
                  on_click=workspaces.switch_to, args=(workspaces.YOURS,)):
         with guarded("starting the demo"):
             job = _start()
-    if running and c2.button("Stop", key="act_demo_stop"):
+    if running and job is not None and c2.button("Stop", key="act_demo_stop"):
         job.request_stop()
-    if jobs.follow_and_adopt(job, DEMO_SLOT, stopped="The demo was stopped; the runs saved so far are kept."):
+    if jobs.follow_and_adopt(job, DEMO_SLOT, stopped="The demo was stopped; the runs saved so far are kept.") \
+            and job is not None:
         _share(DEMO_SLOT.value, job.provenance)
     result = DEMO_SLOT.value
     if result is not None:

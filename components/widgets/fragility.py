@@ -15,6 +15,7 @@ a notice and its actions (exports, comparisons) are disabled.
 """
 from __future__ import annotations
 
+from typing import Literal
 
 import numpy as np
 import pandas as pd
@@ -62,7 +63,8 @@ def options_form(ws: Workspace) -> AuditOptions:
                             upper=len(ws.test_index), value=200, step=50,
                             help="Held-out cases certified (seeded sample). Raise it for a fuller audit.")
     k = count_input(c2, "Audit depth K", count="depth", key="fr_k", persist_state=PERSIST, min_value=1, upper=G, value=min(5, G))
-    path = c3.selectbox("Removal path", ["static", "adaptive"], key="fr_path", persist_state=PERSIST)
+    paths: list[Literal["static", "adaptive"]] = ["static", "adaptive"]
+    path = c3.selectbox("Removal path", paths, key="fr_path", persist_state=PERSIST)
     seed = c4.number_input("Seed", min_value=0, value=0, key="fr_seed", persist_state=PERSIST)
     families = st.multiselect("Degradation families", list(FAMILIES), default=list(FAMILIES), key="fr_families", persist_state=PERSIST)
     c5, c6 = st.columns(2)
@@ -300,7 +302,7 @@ def show_audit(ws: Workspace, audit: FragilityAudit) -> None:
     changed = AUDIT_SLOT.changed(current_provenance(model=True)) if AUDIT_SLOT.value is audit else []
     stale = bool(changed)
     if stale:
-        stale_notice(AUDIT_SLOT.what, AUDIT_SLOT.provenance.describe(changed))
+        stale_notice(AUDIT_SLOT.what, AUDIT_SLOT.describe(changed))
     _headline(audit, stale=stale)
     st.plotly_chart(ff.distributions_figure(audit.summary, k=int(audit.batch.protocol.k)), key="view_fr_distributions")
     if not audit.complete:
@@ -352,7 +354,7 @@ def neural_section(ws: Workspace, options: AuditOptions) -> None:
             return
         changed = NEURAL_SLOT.changed(current_provenance(model=True))
         if changed:
-            stale_notice(NEURAL_SLOT.what, NEURAL_SLOT.provenance.describe(changed))
+            stale_notice(NEURAL_SLOT.what, NEURAL_SLOT.describe(changed))
         table = result.to_frame()
         st.markdown(f"**FR-ResMLP vs the same network at α = γ = 0** · {result.n_train:,} training rows · "
                     f"AUROC on {result.n_heldout:,} held-out rows · certificates on {result.n_cases:,} held-out cases")
