@@ -1,11 +1,11 @@
 # The README's two commands:
 #   make run   - create .venv, install the pinned requirements, launch the dashboard on localhost
-#   make test  - create .venv, install the test requirements, run the whole suite
+#   make test  - create .venv, install the test requirements, run the lint gate (make lint), then the whole suite
 VENV ?= .venv
 PY := $(VENV)/bin/python
 PORT ?= 8501
 
-.PHONY: run test samples bench clean
+.PHONY: run lint test samples bench clean
 
 $(VENV)/.installed: requirements.txt pyproject.toml
 	python3 -m venv $(VENV)
@@ -25,7 +25,12 @@ samples: $(VENV)/.installed
 run: $(VENV)/.installed
 	$(PY) -m streamlit run app.py --server.address 127.0.0.1 --server.port $(PORT)
 
-test: $(VENV)/.installed-test
+# ruff and mypy over the library, the CLI and the app's components (config in pyproject.toml)
+lint: $(VENV)/.installed-test
+	$(PY) -m ruff check audit_core audit_cli components
+	$(PY) -m mypy audit_core audit_cli components
+
+test: lint
 	$(PY) -m pytest
 
 bench: $(VENV)/.installed

@@ -19,6 +19,7 @@ from .parser import EXIT_GATE_FAILED, EXIT_OK, EXIT_RUN_FAILED, EXIT_USAGE, buil
 
 if TYPE_CHECKING:  # the library is imported inside the commands, after parsing
     from audit_core.runs.gate import GateResult
+    from audit_core.runs.parallel import Backend
     from audit_core.runs.plugin import ExecutionOptions
     from audit_core.runs.registry import RunRecord, RunRegistry
 
@@ -116,7 +117,7 @@ def _execution(args: argparse.Namespace) -> Iterator[ExecutionOptions]:
     if args.dask_local is not None and args.dask_scheduler:
         raise _Usage("use either --dask-scheduler or --dask-local, not both")
     wants_dask = args.dask_local is not None or bool(args.dask_scheduler)
-    backend = args.backend or ("dask" if wants_dask else "serial")
+    backend: Backend = args.backend or ("dask" if wants_dask else "serial")
     if wants_dask and backend != "dask":
         raise _Usage(f"--dask-scheduler/--dask-local need --backend dask, not {backend!r}")
     if backend == "dask" and not wants_dask:

@@ -44,7 +44,8 @@ def build_parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser, metavar="COMMAND")
 
     def registry_arg(sp: argparse.ArgumentParser) -> None:
-        sp.add_argument("--registry", metavar="PATH", help="registry file (default: $AUDIT_REGISTRY_PATH or ~/.reliability_audit/registry.sqlite3)")
+        sp.add_argument("--registry", metavar="PATH",
+                        help="registry file (default: $AUDIT_REGISTRY_PATH or ~/.reliability_audit/registry.sqlite3)")
 
     r = sub.add_parser("run", help="run the audits a config declares", epilog=_EPILOG,
                        description="Run every audit of CONFIG.yaml, save each as a run in the registry, and write its "

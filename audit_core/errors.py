@@ -37,6 +37,9 @@ class AuditInputError(ValueError):
         where possible, what to change.
     """
 
+    #: 1-based character position in the user's text, set on expression syntax errors only
+    position: int
+
     def __init__(self, code: str, message: str) -> None:
         super().__init__(message)
         self.code = code

@@ -319,7 +319,7 @@ class Limits:
         env = os.environ if env is None else env
         ints = {"max_rows", "max_columns", "max_exact_groups", "max_cube_k", "max_quadratic_groups",
                 "max_fragility_cells"}
-        values = {}
+        values: dict[str, Any] = {}
         for name in ENV_VARS:
             v = _read(name, env)
             values[name] = int(v) if name in ints else float(v)

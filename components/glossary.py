@@ -11,6 +11,7 @@ from collections.abc import Iterable
 
 import pandas as pd
 import streamlit as st
+from streamlit.elements.lib.column_types import ColumnConfig
 
 from audit_core.findings.glossary import explain
 from audit_core.safe_text import map_text, reveal
@@ -23,7 +24,7 @@ MISSING = "–"
 MAX_STYLED_CELLS = 20_000
 
 
-def column_help(columns: Iterable) -> dict[str, st.column_config.Column]:
+def column_help(columns: Iterable) -> dict[str, ColumnConfig]:
     """``column_config`` giving each column with a glossary entry its help text (shown on hovering the header)."""
     return {str(c): st.column_config.Column(help=text) for c in columns if (text := explain(c))}
 

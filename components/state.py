@@ -47,7 +47,7 @@ import hashlib
 import json
 from collections.abc import MutableMapping
 from dataclasses import dataclass, fields
-from typing import Any
+from typing import Any, Final
 
 import pandas as pd
 import streamlit as st
@@ -83,7 +83,7 @@ __all__ = [
 #: Value-widget key prefixes by page: Data & groups, Fragility, Transport, Receipts, Runs.
 PERSIST_PREFIXES = ("dg_", "fr_", "tr_", "rc_", "ru_")
 #: Passed as ``persist_state=PERSIST`` to every value widget with a persistent key.
-PERSIST = "session"
+PERSIST: Final = "session"
 
 #: Session keys that belong to a workspace besides the value widgets (filled by :func:`workspace_key`).
 _WORKSPACE_KEYS: set[str] = set()
@@ -159,7 +159,7 @@ def declaration_digest(state: MutableMapping | None = None) -> str | None:
     columns = ss.get(Keys.COLUMNS)
     if columns is None:
         return None
-    roles = list(zip(map(str, columns["column"]), map(str, columns["role"])))
+    roles = list(zip(map(str, columns["column"]), map(str, columns["role"]), strict=True))
     targets = list(ss.get(Keys.TARGETS) or [])
     widgets = {k: _declared(k, ss.get(k), targets) for k in DECLARATION_KEYS}
     if widgets["dg_domain"] is None:
@@ -284,6 +284,12 @@ class ResultSlot:
 
     def is_stale(self, current: Provenance) -> bool:
         return bool(self.changed(current))
+
+    def describe(self, changed: list[str]) -> str:
+        """``changed`` (a non-empty :meth:`changed`) in words, by the recorded provenance."""
+        prov = self.provenance
+        assert prov is not None  # changed() is non-empty only when a provenance is recorded
+        return prov.describe(changed)
 
 
 #: The trained or imported workspace of Data & groups, tied to the table and declaration it was built from.

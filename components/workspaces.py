@@ -62,7 +62,7 @@ def exists(name: str) -> bool:
     return name == active() or name in _store()
 
 
-def snapshot() -> dict[str, Any]:
+def snapshot() -> dict[str | int, Any]:
     """The active workspace's keys and values (a shallow copy: results are shared, not copied)."""
     ss = st.session_state
     return {k: ss[k] for k in list(ss.keys()) if is_workspace_key(str(k))}

@@ -344,8 +344,8 @@ def test_build_graph_sees_relative_lazy_and_type_checking_imports(tmp_path: Path
 def environment_reads(tree: ast.AST) -> list[int]:
     """Line numbers where ``tree`` reads the environment.
 
-    A read is any use of ``os.environ`` or ``environ`` (get, subscript, ``in``,
-    a copy) and any call of ``getenv``; the one exception is
+    A read is any use of ``os.environ``/``os.environb`` or ``environ`` (get, subscript, ``in``,
+    a copy) and any call of ``getenv``/``getenvb``; the one exception is
     ``os.environ.setdefault(name, value)`` with a ``name`` that is not an
     ``AUDIT_*`` constant (setting a library's own variable, e.g. a thread count).
     """
@@ -353,11 +353,11 @@ def environment_reads(tree: ast.AST) -> list[int]:
     lines = []
     for node in ast.walk(tree):
         if isinstance(node, ast.Call) and isinstance(node.func, (ast.Attribute, ast.Name)) and \
-                (getattr(node.func, "attr", None) or getattr(node.func, "id", None)) == "getenv":
+                (getattr(node.func, "attr", None) or getattr(node.func, "id", None)) in ("getenv", "getenvb"):
             lines.append(node.lineno)
             continue
-        if not ((isinstance(node, ast.Attribute) and node.attr == "environ")
-                or (isinstance(node, ast.Name) and node.id == "environ")):
+        if not ((isinstance(node, ast.Attribute) and node.attr in ("environ", "environb"))
+                or (isinstance(node, ast.Name) and node.id in ("environ", "environb"))):
             continue
         up = parents.get(node)
         call = parents.get(up) if up is not None else None
@@ -381,8 +381,9 @@ def test_only_limits_reads_the_environment() -> None:
 def test_environment_scan_sees_each_kind_of_read() -> None:
     code = ("import os\nfrom os import environ, getenv\n"
             "a = os.environ.get('AUDIT_X')\nb = os.environ['AUDIT_Y']\nc = getenv('AUDIT_Z')\n"
-            "d = 'AUDIT_W' in environ\nos.environ.setdefault('AUDIT_V', '1')\nos.environ.setdefault(var, '1')\n")
-    assert environment_reads(ast.parse(code)) == [3, 4, 5, 6, 7]
+            "d = 'AUDIT_W' in environ\nos.environ.setdefault('AUDIT_V', '1')\nos.environ.setdefault(var, '1')\n"
+            "e = os.environb[b'AUDIT_U']\nf = os.getenvb(b'AUDIT_T')\n")
+    assert environment_reads(ast.parse(code)) == [3, 4, 5, 6, 7, 9, 10]
 
 
 def test_every_setting_is_in_the_readme_table() -> None:

@@ -78,7 +78,7 @@ def fragility_audit(
     seed: int = 0,
     baseline: str = "mean",
     test_size: float = 0.25,
-    options: AuditOptions = AuditOptions(),
+    options: AuditOptions | None = None,
     progress: Callable[[float, str], None] | None = None,
 ) -> FragilityReport:
     """Train a model on the table's source rows and certify how fragile its held-out predictions are.
@@ -97,8 +97,8 @@ def fragility_audit(
         The baseline that stands in for removed evidence (training rows only).
     test_size : float, default 0.25
         Held-out share; the audited cases are drawn from it.
-    options : AuditOptions
-        The audit's options (cases, depth, operators, stressors, bootstrap, seeds); see
+    options : AuditOptions, optional
+        The audit's options (cases, depth, operators, stressors, bootstrap, seeds); see Default: ``AuditOptions()``.
         :class:`~audit_core.fragility.audit.AuditOptions`.
     progress : callable(fraction, message), optional
 
@@ -117,6 +117,7 @@ def fragility_audit(
     if baseline not in BASELINE_KINDS:
         raise fail("API_BAD_ARGUMENT", where="fragility_audit", name="baseline",
                    problem=f"must be one of {', '.join(BASELINE_KINDS)}, got {excerpt(baseline)}")
+    options = AuditOptions() if options is None else options
     if not isinstance(options, AuditOptions):
         raise fail("API_BAD_ARGUMENT", where="fragility_audit", name="options",
                    problem=f"must be an AuditOptions, got {type(options).__name__}")
@@ -126,7 +127,7 @@ def fragility_audit(
         raise fail("API_BAD_ARGUMENT", where="fragility_audit", name="spec.groups", problem=(
             f"names the column {excerpt(stray[0])}, which is not a feature (features: {excerpts(ds.features)})"))
     ws = train_workspace(ds, spec=_model_spec(model, seed), raw_groups=spec.groups or None,
-                         baseline_kind=baseline, test_size=test_size)  # type: ignore[arg-type]
+                         baseline_kind=baseline, test_size=test_size)
     audit = run_fragility_audit(ws, options=options, progress=progress)
     return FragilityReport(audit=audit, workspace=ws, findings=tuple(fragility_findings(audit)), spec=spec)
 

@@ -267,7 +267,7 @@ def build_dataset(frame: pd.DataFrame, config: DatasetConfig) -> AuditDataset:
         mask = EligibilityFilter(expression=config.eligibility).mask(frame)
         frame = frame.loc[mask]
     frame = frame.reset_index(drop=True)
-    for col, value in (("source", config.source_domain), ("target", config.target_domain)):
+    for value in (config.source_domain, config.target_domain):
         if config.domain_column is not None and value is not None:
             if not value_mask(frame[config.domain_column], value).any():
                 present = excerpts([v.item() if isinstance(v, np.generic) else v

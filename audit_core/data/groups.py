@@ -109,7 +109,7 @@ class Grouping:
 
     def raw_map(self) -> dict[str, str]:
         """Raw column → group name."""
-        return dict(zip(self.raw_columns, self.group_of))
+        return dict(zip(self.raw_columns, self.group_of, strict=True))
 
     def to_frame(self) -> pd.DataFrame:
         """Transformed column → raw column → group, one row per feature."""

@@ -62,7 +62,7 @@ def feature_name_part(raw: str) -> str:
 
 def _value_text(v):
     """One value as text; an integral float reads like the integer (``2.0`` -> ``"2"``)."""
-    if isinstance(v, (float, np.floating)) and abs(v) < _EXACT_INT and float(v).is_integer():
+    if isinstance(v, (float, np.floating)) and abs(float(v)) < _EXACT_INT and float(v).is_integer():
         return str(int(v))
     return str(v)
 
@@ -234,7 +234,7 @@ def feature_origins(preprocessor: ColumnTransformer) -> pd.DataFrame:
             rows += [(feature_name_part(c), c, "numeric", "") for c in cols]
         elif name == "cat":
             enc: OneHotEncoder = trans.named_steps["onehot"]
-            for col, cats in zip(cols, enc.categories_):
+            for col, cats in zip(cols, enc.categories_, strict=True):
                 rows += [(f"{feature_name_part(col)}={cat}", col, "onehot", str(cat)) for cat in cats]
         elif name == "miss":
             ind: MissingIndicator = trans.named_steps["ind"]

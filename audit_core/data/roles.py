@@ -140,7 +140,7 @@ def apply_role_overrides(
             if bad.isna().any():
                 example = frame[col].dropna().astype(str)[bad.isna()].iloc[0]
                 raise fail("ROLE_NOT_NUMERIC", column=col, example=example[:40])
-        out[col] = role  # type: ignore[assignment]
+        out[col] = role
     return out
 
 

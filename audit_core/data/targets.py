@@ -24,7 +24,7 @@ import difflib
 import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Union
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -341,7 +341,9 @@ class ClassTarget:
             if not hit.any():
                 raise fail("TARGET_UNKNOWN_CLASS", name=self.name, positive=excerpt(self.positive),
                            column=self.column, values=excerpts(_sorted(values)))
-            return _binary(self.name, self.describe(), hit, self.binary_names)
+            names = self.binary_names
+            assert names is not None  # a positive class is given
+            return _binary(self.name, self.describe(), hit, names)
         if len(values) > MAX_CLASSES:
             raise fail("TARGET_TOO_MANY_CLASSES", name=self.name, column=self.column,
                        count=len(values), limit=MAX_CLASSES)
@@ -511,7 +513,7 @@ class ExpressionTarget:
         return _binary(self.name, self.describe(), hit, self.binary_names)
 
 
-TargetDefinition = Union[ClassTarget, ThresholdTarget, ExpressionTarget]
+TargetDefinition = ClassTarget | ThresholdTarget | ExpressionTarget
 
 _KEYS = {
     "class": ({"kind", "name", "column"}, {"positive"}),

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
+from pandas.api.extensions import ExtensionArray
 
 from audit_core.errors import fail
 
@@ -62,7 +63,7 @@ def _column_vec(frame: pd.DataFrame, name: str) -> _Vec:
         vals = s.to_numpy(dtype="datetime64[ns]").astype("datetime64[D]")
         vals = np.where(missing, _EPOCH, vals)
         return _Vec("date", vals, missing)
-    if dtype == object or isinstance(dtype, pd.StringDtype):
+    if dtype == np.dtype(object) or isinstance(dtype, pd.StringDtype):
         obj = s.to_numpy(dtype=object)
         present = obj[~missing]
         if isinstance(dtype, pd.StringDtype) or all(isinstance(v, str) for v in present):
@@ -88,7 +89,7 @@ def _column_vec(frame: pd.DataFrame, name: str) -> _Vec:
             vals = np.full(n, _EPOCH)
             vals[~missing] = [np.datetime64(_as_date(v), "D") for v in present]
             return _Vec("date", vals, missing)
-        kinds = {}
+        kinds: dict[str, object] = {}
         for v in present:
             kinds.setdefault(_scalar_kind_name(v), v)
         examples = ", ".join(f"{v!r} ({k})" for k, v in list(kinds.items())[:3])
@@ -127,7 +128,7 @@ def _const_vec(value: object, n: int) -> _Vec:
         vals = np.empty(n, dtype=object)
         vals[:] = value
         return _Vec(kind, vals, missing)
-    return _Vec(kind, np.full(n, np.datetime64(value, "D")), missing)
+    return _Vec(kind, np.full(n, np.datetime64(_as_date(value), "D")), missing)
 
 
 def _null_vec(n: int, kind: str = "null") -> _Vec:
@@ -194,9 +195,9 @@ class _FrameEval:
             _check_membership(e, x.kind, "column")
             if x.kind == "null":
                 return _null_vec(n, "bool")
-            items = [i.value for i in e.items.items]
+            items: list[object] = [i.value for i in e.items.items]
             if x.kind == "date":
-                items = [np.datetime64(i, "D") for i in items]
+                items = [np.datetime64(_as_date(i), "D") for i in items]  # _check_membership: all dates
             hit = pd.Series(x.values).isin(items).to_numpy(dtype=bool) if items else np.zeros(n, bool)
             if e.negated:
                 hit = ~hit
@@ -292,7 +293,7 @@ class _FrameEval:
                 if s not in parsed:
                     d = _parse_iso_date(s)
                     if d is None:
-                        label = self.frame.index[i]
+                        label = self.frame.index[int(i)]
                         where = (f"in column `{e.args[0].name}`" if isinstance(e.args[0], Name)
                                  else f"from `{_short(_render(e.args[0]), 40)}`")
                         raise fail("EXPR_BAD_DATE", value=_quote(s),
@@ -314,6 +315,7 @@ class _FrameEval:
 
 def _to_series(v: _Vec, index: pd.Index) -> pd.Series:
     m = v.missing
+    arr: ExtensionArray | np.ndarray
     if v.kind == "bool":
         arr = pd.arrays.BooleanArray(v.values.astype(bool), m.copy())
     elif v.kind == "number":
@@ -322,7 +324,8 @@ def _to_series(v: _Vec, index: pd.Index) -> pd.Series:
         else:
             arr = pd.arrays.FloatingArray(np.where(m, 0.0, v.values).astype(float), m.copy())
     elif v.kind == "text":
-        obj = np.where(m, None, v.values).astype(object)
+        obj = np.array(v.values, dtype=object)
+        obj[m] = None
         arr = pd.array(obj, dtype=pd.StringDtype())
     elif v.kind == "date":
         arr = np.where(m, np.datetime64("NaT"), v.values).astype("datetime64[s]")

@@ -47,7 +47,7 @@ def _context(text: str, pos: int) -> str:
     return (lead + before + " ▶ " + after + trail).replace("\n", " ").replace("\r", " ")
 
 
-def _syntax(text: str, pos: int, expected: str, found: str, hint: str = ""):
+def _syntax(text: str, pos: int, expected: str, found: str, hint: str | None = ""):
     err = fail(
         "EXPR_SYNTAX",
         position=pos + 1,

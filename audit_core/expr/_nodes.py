@@ -4,7 +4,6 @@ from __future__ import annotations
 import datetime as _dt
 import math
 from dataclasses import dataclass
-from typing import Union
 
 from audit_core.errors import fail
 
@@ -272,4 +271,4 @@ def _names_in_order(expr: Expr) -> list[str]:
     return out
 
 
-Expression = Union[Literal, Name, Unary, Binary, BoolOp, Compare, Membership, Call]
+Expression = Literal | Name | Unary | Binary | BoolOp | Compare | Membership | Call

@@ -5,6 +5,7 @@ import datetime as _dt
 import math
 import operator
 from collections.abc import Mapping
+from typing import Any
 from typing import Literal as _TypingLiteral
 
 import numpy as np
@@ -65,7 +66,7 @@ class _RecordEval:
         self.record = record
         self.unknown = unknown
 
-    def ev(self, e: Expr) -> object:
+    def ev(self, e: Expr) -> Any:  # a number, date, text, bool or UNKNOWN, kind-checked at run time
         if isinstance(e, Literal):
             return e.value
         if isinstance(e, Name):

@@ -17,12 +17,12 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from audit_core.data.targets import target_from_dict
+from audit_core.data.targets import ClassTarget, ThresholdTarget, target_from_dict
 from audit_core.errors import AuditInputError
 
 from audit_core.runs.keys import TableKey
 
-from .finding import Fact, Finding, Word
+from .finding import Fact, Finding, Severity, Word
 
 __all__ = ["STRIKING_RULE", "StrikingCase", "striking_case", "class_name", "class_label", "class_words",
            "case_finding", "confident_fragile", "confident_brittle"]
@@ -81,7 +81,7 @@ def striking_case(summary: pd.DataFrame, *, k: int, confident: float = 0.8) -> S
     p = summary["p_hat"].to_numpy(dtype=float)
     ks = summary["k_star"].to_numpy(dtype=int)
     flips = ks <= k
-    for pool, mask in (("confident_fragile", flips & (p >= confident)), ("fragile", flips),
+    for pool, mask in (("confident_fragile", flips & (p >= confident)), ("fragile", flips),  # noqa: B007 read after the loop
                        ("confident", np.ones(len(p), dtype=bool))):
         if mask.any():
             break
@@ -152,13 +152,12 @@ def class_words(config: Mapping[str, Any], target: str | None = None,
     except AuditInputError:
         t = None
     names = t.binary_names if t is not None else None
-    if not names:
+    if t is None or not names:
         return ("class 0", "class 1")
-    kind = chosen.get("kind")
-    if kind == "class":
+    if isinstance(t, ClassTarget):  # target_from_dict builds the class of the dict's "kind"
         return (f"cases with {t.name} other than {str(t.positive)!r}", f"cases with {t.name} = {str(t.positive)!r}")
-    if kind == "threshold":
-        return tuple(f"cases with {t.column} {n}" for n in names)
+    if isinstance(t, ThresholdTarget):
+        return (f"cases with {t.column} {names[0]}", f"cases with {t.column} {names[1]}")
     return (f"cases outside {t.name}", f"cases in {t.name}")
 
 
@@ -189,6 +188,7 @@ def case_finding(case: StrikingCase, *, k: int, y_hat: int, flipped_to: int, gro
              Fact("k_star", float(case.k_star), TableKey(key.table, "k_star", key.where), "int", run_id),
              Fact("k", float(k), None, "int")]
     labels = {"case": case.key, "predicted": said(y_hat), "flipped": said(flipped_to), "removed": ", ".join(groups)}
+    sev: Severity
     if case.k_star <= k:
         n = case.k_star
         template = ("Case {case}: the model says {predicted} with probability {p_hat}, yet the prediction flips to "

@@ -83,6 +83,7 @@ def _reread(fact: Fact, runs: Mapping[str, RunRecord], default: RunRecord,
     run = runs.get(fact.run_id, default) if fact.run_id else default
     if fact.run_id and fact.run_id not in runs:
         return None, f"fact {fact.name!r} reads run {fact.run_id}, which is not given"
+    v: float | str | None
     if fact.key.table.startswith("computed:"):
         name = fact.key.table.split(":", 1)[1]
         if (run.run_id, name) not in computed:

@@ -48,7 +48,8 @@ _certificate, _donor = _reads("k_star"), _reads("donor_any", "donor_flip_rate")
 def _most_stable(*facts: Fact) -> bool:
     """Facts in threes (mean RCMA, mean FDS, mean k*) per model, the claimed most stable model first."""
     (r0, f0, k0), others = facts[:3], [facts[i:i + 3] for i in range(3, len(facts), 3)]
-    return all(r0.value < r.value and f0.value < f.value and k0.value > k.value for r, f, k in others)
+    return all(float(r0.value) < float(r.value) and float(f0.value) < float(f.value) and float(k0.value) > float(k.value)
+               for r, f, k in others)
 
 
 #: Condition name -> (what it requires, in words; test on the facts).

@@ -170,6 +170,18 @@ def render(template: str, facts: Sequence[Fact], words: Sequence[Word], labels: 
     return template.format_map(slots)
 
 
+def all_read(facts: Sequence[Fact | None]) -> list[Fact] | None:
+    """``facts`` as a list when every one was read, else None (a finding needs all of its numbers).
+
+    Examples
+    --------
+    >>> all_read([Fact("a", 1, None, "int")]) is not None, all_read([Fact("a", 1, None, "int"), None])
+    (True, None)
+    """
+    read = [f for f in facts if f is not None]
+    return read if len(read) == len(facts) else None
+
+
 def and_list(names: list[str]) -> str:
     """Names as an English list.
 

@@ -29,7 +29,7 @@ from audit_core.runs.keys import TableKey, read_key
 from audit_core.runs.registry import RunRecord
 from audit_core.transport.headline import model_words
 
-from .finding import Fact, Finding, Word
+from .finding import Fact, Finding, Severity, Word, all_read
 
 __all__ = ["FragilityTables", "fragility_findings", "stored_fragility_findings", "certificate_vs_confidence",
            "computed_facts", "LABEL"]
@@ -131,14 +131,15 @@ def _confident_flips(audit: FragilityTables, confident: float) -> Finding | None
     conf = TableKey("summary", "p_hat", (("p_hat", ">=", confident),), "count")
     facts = [_read(audit, "flipped", conf.and_(LABEL, "=", True), "int"), _read(audit, "confident", conf, "int"),
              _read(audit, "share", TableKey("summary", LABEL, (("p_hat", ">=", confident),), "share"), "pct")]
-    if facts[1] is None or not facts[1].value:
+    if facts[1] is None or not facts[1].value or facts[2] is None:
         return None
+    share = facts[2]
     groups = audit.donor_groups
     facts += [Fact("cut", confident, None, "g"), Fact("groups", groups, None, "int")]
     template = ("{flipped} of {confident} confident predictions (probability ≥ {cut}; {share}) are {w0}: they "
                 "change class when up to {groups} evidence group" + ("s take" if groups != 1 else " takes")
                 + " another case's values (the donor test).")
-    sev = "warning" if float(facts[2].value) > BRITTLE_SHARE else "info"
+    sev: Severity = "warning" if float(share.value) > BRITTLE_SHARE else "info"
     return Finding.of(kind="confident_flips", severity=sev, template=template, facts=facts,
                       words=(Word("brittle", "donor_count", ("flipped",)),),
                       detail=f"{LABEL}: any donor draw flips the case; confident: p̂ ≥ {confident:g}")
@@ -178,8 +179,9 @@ def certificate_vs_confidence(audit: FragilityAudit | FragilityTables, *, label:
         audit = FragilityTables.of_audit(audit)
     t = audit.auroc
     t = t[(t["label"] == label) & (t["stratum"] == "all")].set_index("score")
-    conf_names = [c for c in CONFIDENCE if c in t.index and c in audit.scores and np.isfinite(t.loc[c, "auroc"])]
-    best = max(conf_names, key=lambda c: t.loc[c, "auroc"])
+    auroc, lo_col, hi_col = (t[c].astype(float) for c in ("auroc", "lo", "hi"))
+    conf_names = [c for c in CONFIDENCE if c in t.index and c in audit.scores and np.isfinite(auroc[c])]
+    best = max(conf_names, key=lambda c: auroc[c])
     y = audit.summary[label].to_numpy(dtype=bool)
     S = audit.scores[["fds", best]].to_numpy(dtype=float).T
     rng = np.random.default_rng(np.random.SeedSequence([int(audit.stress_seed), 7331]))
@@ -187,10 +189,10 @@ def certificate_vs_confidence(audit: FragilityAudit | FragilityTables, *, label:
     vals = auroc_by_row(y[boot][None], S[:, boot])
     diff = vals[0] - vals[1]
     lo, hi = (np.nanquantile(diff, [0.025, 0.975]) if np.isfinite(diff).any() else (np.nan, np.nan))
-    return dict(fds=float(t.loc["fds", "auroc"]), fds_lo=float(t.loc["fds", "lo"]), fds_hi=float(t.loc["fds", "hi"]),
-                confidence=float(t.loc[best, "auroc"]), confidence_lo=float(t.loc[best, "lo"]),
-                confidence_hi=float(t.loc[best, "hi"]), confidence_score=best,
-                difference=float(t.loc["fds", "auroc"] - t.loc[best, "auroc"]), lo=float(lo), hi=float(hi))
+    return dict(fds=float(auroc["fds"]), fds_lo=float(lo_col["fds"]), fds_hi=float(hi_col["fds"]),
+                confidence=float(auroc[best]), confidence_lo=float(lo_col[best]),
+                confidence_hi=float(hi_col[best]), confidence_score=best,
+                difference=float(auroc["fds"] - auroc[best]), lo=float(lo), hi=float(hi))
 
 
 def _interval_words(lo: str = "lo", hi: str = "hi", *, up: str, down: str, flat: str, lo_v: float,
@@ -217,11 +219,12 @@ def _ranking(audit: FragilityTables) -> Finding | None:
         return None
     facts += [Fact(n, c[col], TableKey(comp, col), form) for n, col, form in
               (("diff", "difference", "signed2"), ("lo", "lo", "num2"), ("hi", "hi", "num2"))]
-    how = _interval_words(up="better", down="worse", flat="detectably better or worse", lo_v=c["lo"], hi_v=c["hi"])
+    how = _interval_words(up="better", down="worse", flat="detectably better or worse", lo_v=float(c["lo"]),
+                          hi_v=float(c["hi"]))
     verb = "does not rank {w1} cases {w0}" if how.condition == "spans_zero" else "ranks {w1} cases {w0}"
     template = ("On this model the fragility certificate " + verb + " than plain confidence (AUROC {fds} vs {conf}, "
                 "difference {diff}, 95% interval {lo} to {hi}).")
-    sev = {"above_zero": "good", "below_zero": "warning"}.get(how.condition, "info")
+    sev: Severity = "good" if how.condition == "above_zero" else "warning" if how.condition == "below_zero" else "info"
     return Finding.of(kind="certificate_vs_confidence", severity=sev, template=template, facts=facts,
                       words=(how, Word("brittle", "donor_count", ("fds",))),
                       detail=f"AUROC of FDS vs {c['confidence_score']} for {LABEL}; paired bootstrap over cases")
@@ -232,10 +235,10 @@ def _incremental(audit: FragilityTables) -> Finding | None:
     if inc.empty or "label" not in inc or LABEL not in set(inc["label"]):
         return None
     key = TableKey.of("incremental", "difference", label=LABEL)
-    facts = [_read(audit, n, TableKey(key.table, col, key.where), form) for n, col, form in
-             (("a", "auroc_confidence", "num2"), ("b", "auroc_with_certificate", "num2"), ("diff", "difference", "signed2"),
-              ("lo", "lo", "num2"), ("hi", "hi", "num2"))]
-    if any(f is None for f in facts):
+    facts = all_read([_read(audit, n, TableKey(key.table, col, key.where), form) for n, col, form in
+                      (("a", "auroc_confidence", "num2"), ("b", "auroc_with_certificate", "num2"),
+                       ("diff", "difference", "signed2"), ("lo", "lo", "num2"), ("hi", "hi", "num2"))])
+    if facts is None:
         return None
     how = _interval_words(up="improves", down="lowers", flat="is not detectable", lo_v=float(facts[3].value),
                           hi_v=float(facts[4].value))
@@ -290,7 +293,7 @@ def _models(audit: FragilityTables) -> Finding | None:
         return Finding.of(kind="winner_vs_stable", severity="good" if b == w else "warning", template=template,
                           facts=facts.values(), words=(word,), labels=labels, detail=_stability_detail(m))
     parts = []
-    for col, (plain, symbol, _) in _MEASURES.items():
+    for col, (plain, _symbol, _) in _MEASURES.items():
         lead = leaders[col]
         vs = w if lead != w else next(i for i in range(len(names)) if i != w)
         short = {"mean_rcma": "rcma", "mean_fds": "fds", "mean_k_star": "k"}[col]

@@ -103,7 +103,8 @@ def _plain_rules(gate: GateResult, outcome: str, start: int):
     """The rules with ``outcome`` said in plain words: ``(phrases, facts, words, labels, symbols)``."""
     state = gate.comparison.new
     values = dict(gate.comparison.new_grounds.values)
-    phrases, facts, words, labels, symbols = [], [], [], {}, []
+    phrases: list[str] = []
+    facts, words, labels, symbols = [], [], {}, []
     for t in rule_outcomes(state):
         if t.outcome != outcome:
             continue
@@ -207,9 +208,9 @@ def _why_unknown(gate: GateResult, names: list[str], ids: list[str]) -> str:
     that does not define them (a multi-class run has no ECE-15 of a positive class); the reasons are in the
     grounds table."""
     rep = gate.comparison.new_grounds.report
-    detail = dict(zip(rep["ground"], rep["detail"])) if {"ground", "detail"} <= set(rep.columns) else {}
-    absent = [n for n, g in zip(names, ids) if str(detail.get(g, "no selected run")).startswith("no selected run")]
-    undefined = [n for n, g in zip(names, ids) if n not in absent]
+    detail = dict(zip(rep["ground"], rep["detail"], strict=True)) if {"ground", "detail"} <= set(rep.columns) else {}
+    absent = [n for n, g in zip(names, ids, strict=True) if str(detail.get(g, "no selected run")).startswith("no selected run")]
+    undefined = [n for n, g in zip(names, ids, strict=True) if n not in absent]
     parts = []
     for group, why in ((absent, "unknown, because no saved run provides {}"),
                        (undefined, "not defined for the saved runs given (their kind or target does not have {})")):

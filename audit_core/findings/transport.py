@@ -12,7 +12,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-import numpy as np
 import pandas as pd
 
 from audit_core.runs.keys import TableKey, headline_key, read_key
@@ -21,7 +20,7 @@ from audit_core.transport.results import TransportResult
 
 from .cases import class_words
 from .contract import printed_value
-from .finding import Fact, Finding, Word, and_list
+from .finding import Fact, Finding, Word, all_read, and_list
 from .shift import shift_finding
 
 __all__ = ["transport_findings", "result_tables", "ChangeWords"]
@@ -103,13 +102,13 @@ def _where(result_cfg: Mapping) -> str:
 
 def _selective(r: _Reader, where: str, rate: float) -> Finding | None:
     kw = dict(selection_rate=rate)
-    facts = [r.value(f"{q}_{d}", "pct", analysis="selective", metric=q, domain=d, **kw)
-             for q in ("rate", "risk") for d in ("id", "ood")]
+    facts = all_read([r.value(f"{q}_{d}", "pct", analysis="selective", metric=q, domain=d, **kw)
+                      for q in ("rate", "risk") for d in ("id", "ood")])
     v = r.verdict("selective", "risk", selection_rate=rate)
     thr = r.threshold(rate)
-    if any(f is None for f in facts) or v is None or thr is None:
+    if facts is None or v is None or thr is None:
         return None
-    rate_id, rate_ood, risk_id, risk_ood = facts[0], facts[1], facts[2], facts[3]
+    rate_id, rate_ood = facts[0], facts[1]
     same = rate_id.printed == rate_ood.printed
     answers = (Word("as on the source test", "same_printed", ("rate_ood", "rate_id")) if same
                else Word("instead of", "differ_printed", ("rate_ood", "rate_id")))
@@ -136,15 +135,17 @@ def _conformal(r: _Reader, where: str, alpha: float, classes: tuple[str, ...], m
            for m, meth in (("m", "marginal"), ("l", "label_conditional")) for c in range(len(classes))}
     size = {m: r.value(f"size_{m}", "num2", analysis=f"conformal_{meth}", metric=f"{prefix}mean_set_size",
                        domain="ood", alpha=alpha) for m, meth in (("m", "marginal"), ("l", "label_conditional"))}
-    if any(f is None for f in [*cov.values(), *size.values()]):
+    read = all_read([*cov.values(), *size.values()])
+    if read is None:
         return None
+    cov_read = dict(zip(cov, read[:len(cov)], strict=True))
     n = len(classes)
-    c = min(range(n), key=lambda k: float(cov[("m", k)].value))  # the worst class under marginal sets
-    w = min(range(n), key=lambda k: float(cov[("l", k)].value))  # the worst class under label-conditional sets
+    c = min(range(n), key=lambda k: float(cov_read[("m", k)].value))  # the worst class under marginal sets
+    w = min(range(n), key=lambda k: float(cov_read[("l", k)].value))  # the worst class under label-conditional sets
     m_c, l_c, l_w = (Fact(name, f.value, f.key, "num2") for name, f in
-                     (("m_c", cov[("m", c)]), ("l_c", cov[("l", c)]), ("l_w", cov[("l", w)])))
+                     (("m_c", cov_read[("m", c)]), ("l_c", cov_read[("l", c)]), ("l_w", cov_read[("l", w)])))
     target = Fact("target", 1 - alpha, None, "pct")
-    facts = [m_c, l_c, l_w, target, *size.values()]
+    facts = [m_c, l_c, l_w, target, *read[len(cov):]]
     labels = {"where": where, "slice": r.h.describe(), "cls": classes[c], "cls_w": classes[w]}
     sizes = " Mean set size goes from {size_m} to {size_l}."
     if float(m_c.value) >= 1 - alpha:
@@ -212,12 +213,13 @@ def _tally(r: _Reader) -> Finding | None:
         r.read(name, base.and_("verdict", "=", label), "int")
         for name, label in (("sensitive", "transport-sensitive"), ("stable", "transport-stable"),
                             ("undecided", "indeterminate"))]
-    if any(x is None for x in facts) or not facts[0].value:
+    read = all_read(facts)
+    if read is None or not read[0].value:
         return None
     template = ("Of {checked} checked quantities ({slice}): {sensitive} changed by more than their tolerance, "
                 "{stable} stayed within it, {undecided} undecided (the interval crosses the tolerance).")
-    return Finding.of(kind="verdict_tally", severity="warning" if facts[1].value else "good", template=template,
-                      facts=facts, labels={"slice": r.h.describe()})
+    return Finding.of(kind="verdict_tally", severity="warning" if read[1].value else "good", template=template,
+                      facts=read, labels={"slice": r.h.describe()})
 
 
 def _scores_used(manifest: Mapping) -> Finding | None:

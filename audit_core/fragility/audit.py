@@ -13,7 +13,7 @@ from typing import Any, Callable, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from audit_core.data.baseline import BASELINE_KINDS, compute_baseline
+from audit_core.data.baseline import BASELINE_KINDS, BaselineKind, compute_baseline
 from audit_core.data.groups import Grouping, grouping_from_raw_map
 from audit_core.limits import Limits
 from audit_core.models.manifest import workspace_manifest
@@ -153,7 +153,7 @@ class _Stages:
 
 def baseline_sensitivity(
     model: Any, X: np.ndarray, X_train: np.ndarray, *, grouping: Grouping, config: FragilityConfig,
-    brittle: np.ndarray | None = None, kinds: Sequence[str] = BASELINE_KINDS,
+    brittle: np.ndarray | None = None, kinds: Sequence[BaselineKind] = BASELINE_KINDS,
     progress: Callable[[float, str], None] | None = None, should_stop: Callable[[], bool] | None = None,
 ) -> pd.DataFrame:
     """The same certificates under each baseline kind.
@@ -175,7 +175,7 @@ def baseline_sensitivity(
         if not b.complete:
             raise FragilityStopped
         fds[kind] = b.fds
-        row = dict(baseline_kind=kind, mean_k_star=float(b.k_star.mean()), mean_rcma=float(b.rcma.mean()),
+        row: dict[str, Any] = dict(baseline_kind=kind, mean_k_star=float(b.k_star.mean()), mean_rcma=float(b.rcma.mean()),
                    mean_fds=float(b.fds.mean()), share_flip_within_K=float((b.k_star <= b.protocol.k).mean()))
         if brittle is not None:
             row["auroc_fds"] = float(auroc_by_row(np.asarray(brittle)[None], b.fds[None])[0])
@@ -452,7 +452,7 @@ STABILITY_MEASURES = {"mean_rcma": "lower", "mean_fds": "lower", "mean_k_star": 
 
 def stability_leaders(table: pd.DataFrame) -> dict[str, str]:
     """The most stable model by each measure of :data:`STABILITY_MEASURES` (first row wins a tie)."""
-    return {m: str(table.loc[table[m].idxmin() if how == "lower" else table[m].idxmax(), "model"])
+    return {m: str(table.at[table[m].idxmin() if how == "lower" else table[m].idxmax(), "model"])
             for m, how in STABILITY_MEASURES.items() if m in table}
 
 
@@ -461,7 +461,7 @@ def stability_roles(table: pd.DataFrame) -> list[str]:
     measure ranks it first, else the measures it leads (``lowest mean RCMA``)."""
     leaders = stability_leaders(table)
     agree = len(set(leaders.values())) == 1 and len(leaders) == len(STABILITY_MEASURES)
-    winner = str(table.loc[table["heldout_auroc"].idxmax(), "model"])
+    winner = str(table.at[table["heldout_auroc"].idxmax(), "model"])
     words = {"mean_rcma": "lowest mean RCMA", "mean_fds": "lowest mean FDS", "mean_k_star": "highest mean k*"}
     roles = []
     for m in table["model"].astype(str):

@@ -29,6 +29,12 @@ register_messages(
 _GRID_DEFAULT = tuple(round(0.1 * i, 10) for i in range(1, 11))
 
 
+def _three(values: Any) -> tuple[float, float, float]:
+    """The protocol's three weights, as floats."""
+    a, b, c = (float(v) for v in values)
+    return a, b, c
+
+
 def _plain(v: Any) -> Any:
     if isinstance(v, np.generic):
         return v.item()
@@ -129,7 +135,7 @@ class Protocol:
                 grid=tuple(float(v) for v in d["grid"]),
                 n_draws=int(d["n_draws"]),
                 seed=int(d["seed"]),
-                weights=tuple(float(v) for v in d["weights"]),
+                weights=_three(d["weights"]),
                 eps=float(d["eps"]),
             )
         except (KeyError, TypeError, ValueError) as exc:

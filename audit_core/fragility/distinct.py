@@ -75,6 +75,7 @@ class _Chunk:
         """Raw probabilities of ``n_rows`` rows that ``build(slice, out)`` writes, in byte-bounded calls."""
         F = self.X.shape[1]
         parts = []
+        assert self.ctx.raw_predict is not None  # make_context sets it
         for blk in row_blocks(n_rows, row_bytes(F), chunk_mb=self.chunk_mb):
             m = blk.stop - blk.start
             buf = self.ctx.buffer(m, F)
@@ -196,8 +197,11 @@ def certify_chunk_distinct(ctx: Ctx, X: np.ndarray, pos: np.ndarray, *, chunk_mb
     eye = np.eye(G, dtype=bool)
     rows_n = np.arange(n)
     path_groups = np.empty((n, K), dtype=order.dtype)
-    path_groups[:] = np.argsort(ctx.random_keys[pos], axis=1, kind="stable")[:, :K] if proto.path == "random" \
-        else order[:, :K]
+    if proto.path == "random":
+        assert ctx.random_keys is not None  # the engine draws them when proto.path == "random"
+        path_groups[:] = np.argsort(ctx.random_keys[pos], axis=1, kind="stable")[:, :K]
+    else:
+        path_groups[:] = order[:, :K]
     known, known_m, known_lab = s1, m1, lab1
     prefix_m = np.zeros((n, K + 1))
     prefix_lab = np.zeros((n, K + 1), dtype=np.intp)
@@ -250,7 +254,8 @@ def _layout(ch: _Chunk, spans, lam) -> tuple[np.ndarray, np.ndarray, np.ndarray,
     K = ctx.proto.k
     no_neg_zero = not bool((np.signbit(ctx.baseline) & (ctx.baseline == 0)).any())
     rm: list[tuple[int, int, int]] = [(k, 1, k + 1) for k in range(K)]
-    interp, noise, dmask = [], [], []
+    interp, noise = [], []
+    dmask: list[np.ndarray] = []
     for fam in ctx.proto.families:
         a0, _, R = spans[fam]
         for li, lv in enumerate(lam):

@@ -23,6 +23,7 @@ arrays of a million-case run; ``j*`` and ``d`` are computed before the cast).
 """
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass
 from typing import Any, Callable, Literal
 
@@ -140,7 +141,7 @@ def protocol_for(
         if f not in FAMILIES:
             raise fail("FR_UNKNOWN_FAMILY", family=f)
     grid = tuple(float(v) for v in config.grid)
-    if not grid or any(not (0 < v <= 1) for v in grid) or any(b <= a for a, b in zip(grid, grid[1:])):
+    if not grid or any(not (0 < v <= 1) for v in grid) or any(b <= a for a, b in itertools.pairwise(grid)):
         raise fail("FR_BAD_GRID", grid=list(grid))
     w = tuple(float(v) for v in config.weights)
     if len(w) != 3 or min(w) < 0 or abs(sum(w) - 1) > 1e-9:
@@ -158,7 +159,7 @@ def protocol_for(
         grid=grid,
         n_draws=int(config.n_draws),
         seed=int(config.seed),
-        weights=w,  # type: ignore[arg-type]
+        weights=w,
     )
 
 

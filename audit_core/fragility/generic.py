@@ -330,6 +330,7 @@ def certify_chunk_generic(ctx: Ctx, X: np.ndarray, pos: np.ndarray) -> dict[str,
     if proto.path == "static":
         path_groups = order[:, :K]
     elif proto.path == "random":
+        assert ctx.random_keys is not None  # the engine draws them when proto.path == "random"
         path_groups = np.argsort(ctx.random_keys[pos], axis=1, kind="stable")[:, :K]
     else:  # adaptive: re-rank given what is removed, one call per step after the first
         path_groups = np.empty((n, K), dtype=int)

@@ -87,8 +87,9 @@ class LinearForm:
         if hasattr(est, "feature_names_in_"):
             import pandas as pd
 
-            Xp = pd.DataFrame(Xp, columns=list(est.feature_names_in_))
-        z = np.asarray(est.decision_function(Xp), dtype=float)[:n]
+            z = np.asarray(est.decision_function(pd.DataFrame(Xp, columns=list(est.feature_names_in_))), dtype=float)[:n]
+        else:
+            z = np.asarray(est.decision_function(Xp), dtype=float)[:n]
         return z.reshape(n, -1)
 
     def probs(self, z: np.ndarray) -> np.ndarray:
@@ -188,6 +189,7 @@ def certify_chunk_linear(ctx: Ctx, form: LinearForm, X: np.ndarray, pos: np.ndar
     cg = np.stack([_group_sums(ctx, Dx * W[c]) for c in range(W.shape[0])], axis=-1)  # (n, G, C')
     # ---- stage 1
     q0, _, y_hat = margins_labels(form.probs(z0), np.zeros(n, dtype=np.intp))
+    assert q0 is not None  # with_q=True
     z1 = np.concatenate([z0[None], z0[None] - cg.transpose(1, 0, 2)], axis=0)  # (G+1, n, C')
     m_all, _ = _probs_margins(form, z1, y_hat[None, :])
     m0, delta, order = stage1_summary(m_all)
@@ -197,6 +199,7 @@ def certify_chunk_linear(ctx: Ctx, form: LinearForm, X: np.ndarray, pos: np.ndar
     if proto.path == "static":
         path_groups = order[:, :K].copy()
     elif proto.path == "random":
+        assert ctx.random_keys is not None  # the engine draws them when proto.path == "random"
         path_groups = np.argsort(ctx.random_keys[pos], axis=1, kind="stable")[:, :K]
     else:
         path_groups = np.empty((n, K), dtype=order.dtype)

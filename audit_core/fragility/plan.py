@@ -107,7 +107,7 @@ def plan_audit(
         cells["exact search"] = n_search * options.exact_budget * F
     plan = AuditPlan(shap=shap, permutation=quad_ok, beam=quad_ok, exact=exact, cells=cells, notes=tuple(notes))
     if plan.total > options.max_cells:
-        biggest = max(cells, key=cells.get)
+        biggest = max(cells, key=lambda k: cells[k])
         raise fail("FR_TOO_MUCH_WORK", cells=plan.total, cases=n_cases, groups=G, features=F, cap=int(options.max_cells),
                    detail=f"mostly {biggest}")
     return plan

@@ -177,7 +177,7 @@ def exact_min_flip(
         hit = hit_first >= 0
         found[todo[hit]] = size
         complete[todo[hit]] = True
-        for i, h in zip(todo[hit], hit_first[hit]):
+        for i, h in zip(todo[hit], hit_first[hit], strict=True):
             best[i] = tuple(int(g) for g in sets[h])
         if progress is not None:
             progress(size / K, f"Exact search: subsets of size {size} of {K}")
@@ -194,8 +194,8 @@ def _set_keys(sets: np.ndarray) -> np.ndarray:
     return ids.reshape(sets.shape[:-1])
 
 
-def _unique_best(keys: np.ndarray, marg: np.ndarray, B: int) -> np.ndarray:
-    """Per row, the positions of the B lowest-margin candidates with distinct keys."""
+def _unique_best(keys: np.ndarray, marg: np.ndarray, B: int) -> tuple[np.ndarray, np.ndarray]:
+    """Per row, the positions of the B lowest-margin candidates with distinct keys, and their margins."""
     order = np.lexsort((marg, keys), axis=-1)
     ks = np.take_along_axis(keys, order, axis=-1)
     ms = np.take_along_axis(marg, order, axis=-1)
@@ -262,7 +262,7 @@ def beam_min_flip(
             marg = np.where(valid, marg, np.inf)
             keys = _set_keys(cand)
             anyf = flip.any(axis=1)
-            for i, row in zip(idx[anyf], np.flatnonzero(anyf)):
+            for i, row in zip(idx[anyf], np.flatnonzero(anyf), strict=True):
                 found[i] = size
                 best[i] = tuple(int(g) for g in np.flatnonzero(cand[row, flip[row].argmax()]))
             pos, ms = _unique_best(keys, marg, B)

@@ -38,7 +38,8 @@ register_messages(
         "FR_VERIFY_GROUPING": (
             "The grouping passed to verify has hash {given}, but the certificate was made under {recorded}."
         ),
-        "FR_VERIFY_RANDOM": "Certificates on the random-order ablation path cannot be verified (their order is not a function of the case).",
+        "FR_VERIFY_RANDOM": ("Certificates on the random-order ablation path cannot be verified "
+                             "(their order is not a function of the case)."),
         "FR_VERIFY_SHAPE": "The case has {n_columns} transformed columns but the certificate's protocol has {n_features}.",
     }
 )

@@ -98,7 +98,7 @@ class Workspace:
     dataset: AuditDataset
     model: FittedModel
     grouping: Grouping
-    baseline_kind: str
+    baseline_kind: BaselineKind
     baseline: np.ndarray
     train_index: np.ndarray
     test_index: np.ndarray
@@ -124,7 +124,7 @@ class Workspace:
 
 
 def _counts_text(target, counts: np.ndarray) -> str:
-    return ", ".join(f"{name!r} {int(c):,}" for name, c in zip(target.class_names, counts))
+    return ", ".join(f"{name!r} {int(c):,}" for name, c in zip(target.class_names, counts, strict=True))
 
 
 def _where(dataset: AuditDataset) -> str:
@@ -176,7 +176,7 @@ def heldout_warnings(dataset: AuditDataset, test: np.ndarray) -> tuple[tuple[str
     target = dataset.primary
     counts = np.bincount(target.y[test], minlength=len(target.classes))
     out = []
-    for name, c in zip(target.class_names, counts):
+    for name, c in zip(target.class_names, counts, strict=True):
         if c < MIN_HELDOUT_CLASS_ROWS:
             out.append(("TRAIN_FEW_HELDOUT", MESSAGES["TRAIN_FEW_HELDOUT"].format(
                 count=int(c), cls=repr(name), minimum=MIN_HELDOUT_CLASS_ROWS)))

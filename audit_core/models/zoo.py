@@ -68,7 +68,7 @@ _CELL_BYTES = 8
 def _lightgbm(seed: int, **params: Any):
     from lightgbm import LGBMClassifier
 
-    base = dict(
+    base: dict[str, Any] = dict(
         n_estimators=200,
         learning_rate=0.05,
         num_leaves=31,
@@ -207,7 +207,8 @@ class FittedModel:
         """Class probabilities of shape (n, n_classes) from a transformed matrix."""
         Xt = np.asarray(Xt, dtype=float)
         if hasattr(self.estimator, "feature_names_in_") and not isinstance(Xt, pd.DataFrame):
-            Xt = pd.DataFrame(Xt, columns=list(self.estimator.feature_names_in_))
+            return np.asarray(self.estimator.predict_proba(pd.DataFrame(Xt, columns=list(self.estimator.feature_names_in_))),
+                              dtype=float)
         return np.asarray(self.estimator.predict_proba(Xt), dtype=float)
 
     def predict_proba(self, frame: pd.DataFrame) -> np.ndarray:

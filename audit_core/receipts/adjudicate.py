@@ -161,7 +161,7 @@ class Judge:
         trace: list[RuleTrace] = []
         any_authority = False
         result: tuple[str, str, str] | None = None
-        for i, rule in enumerate(norms.rules):
+        for rule in norms.rules:
             if result is not None:
                 trace.append(RuleTrace(rule.id, rule.then, "-", "-", "not reached"))
                 continue

@@ -232,7 +232,7 @@ class BaselineReport:
         """The headline columns, with the changing-case interval as one text column ``[lo, hi]``."""
         df = self.table.copy()
         df["receipt_acc_changed_ci"] = [f"[{lo:.3f}, {hi:.3f}]" if np.isfinite(lo) else "–"
-                                        for lo, hi in zip(df["receipt_acc_changed_lo"], df["receipt_acc_changed_hi"])]
+                                        for lo, hi in zip(df["receipt_acc_changed_lo"], df["receipt_acc_changed_hi"], strict=True)]
         return df[list(self.COMPACT)]
 
     def to_markdown(self, *, compact: bool = False) -> str:

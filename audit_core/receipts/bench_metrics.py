@@ -170,8 +170,7 @@ def paper_shape(table: pd.DataFrame, *, model: str, trivial: Sequence[str], lock
     out = []
     lk, mu = _row(table, locked, model), _row(table, multi, model)
     if lk is not None:
-        triv = [(t, _row(table, locked, t)) for t in trivial]
-        triv = [(t, r) for t, r in triv if r is not None]
+        triv = [(t, r) for t in trivial if (r := _row(table, locked, t)) is not None]
         out.append(("trivial baselines score at most 0.5 receipt accuracy (locked test)",
                     all(r["receipt_acc"] <= 0.5 for _, r in triv),
                     "; ".join(f"{t}: {r['receipt_acc']:.3f}" for t, r in triv)))

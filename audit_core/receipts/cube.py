@@ -180,10 +180,10 @@ class CubeResult:
 
         labels = [names(c) for c in frame["cell"]]
         sources = max(labels, key=len) if labels else ()
-        cells = {frozenset(n): str(v) for n, v in zip(labels, frame["verdict"])}
+        cells = {frozenset(n): str(v) for n, v in zip(labels, frame["verdict"], strict=True)}
         v_old = cells.get(frozenset(), "")
         v_new = cells.get(frozenset(sources), v_old)
-        rec = [frozenset(n) for n, r in zip(labels, frame["in_receipt"]) if bool(r)]
+        rec = [frozenset(n) for n, r in zip(labels, frame["in_receipt"], strict=True) if bool(r)]
         index = {s: i for i, s in enumerate(sources)}
         return cls(tuple(sources), v_old, v_new, cells, _order_family(rec, index), len(cells), mode)
 

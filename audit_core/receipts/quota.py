@@ -108,19 +108,20 @@ class QuotaPlan:
             members.setdefault(cell, []).append(pos)
         plan = cls(labels, list(cells), change_share, budget)
         for cell in sorted(members):
-            pos = members[cell]
-            n_noop, n_single, n_multi = apportion(len(pos), mutation_mix)
+            at = members[cell]
+            n_noop, n_single, n_multi = apportion(len(at), mutation_mix)
+            cell_labels: list[tuple[str, bool | None]] = []
             if change_share is None:
-                cell_labels = ([("noop", False)] * n_noop + [("single", None)] * n_single
+                cell_labels += ([("noop", False)] * n_noop + [("single", None)] * n_single
                                + [("multi", None)] * n_multi)
             else:
-                n_change = min(math.floor(change_share * len(pos) + 0.5), n_single + n_multi)
+                n_change = min(math.floor(change_share * len(at) + 0.5), n_single + n_multi)
                 c_single, c_multi = apportion(n_change, (n_single, n_multi))
-                cell_labels = ([("noop", False)] * n_noop + [("single", True)] * c_single
+                cell_labels += ([("noop", False)] * n_noop + [("single", True)] * c_single
                                + [("single", False)] * (n_single - c_single) + [("multi", True)] * c_multi
                                + [("multi", False)] * (n_multi - c_multi))
             rng.shuffle(cell_labels)
-            for p, lab in zip(pos, cell_labels):
+            for p, lab in zip(at, cell_labels, strict=True):
                 labels[p] = lab
                 plan.positions.setdefault((cell, lab[0]), []).append(p)
             plan.limit[cell] = math.ceil(budget * (n_single + n_multi))

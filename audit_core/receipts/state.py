@@ -207,7 +207,7 @@ class EvaluatorState:
     norms: Norms
     authority: tuple[tuple[str, str], ...]
     name: str = ""
-    _record: dict = field(default=None, init=False, repr=False, compare=False, hash=False)
+    _record: dict = field(default_factory=dict, init=False, repr=False, compare=False, hash=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "_record", {g.name: g.value for g in self.grounds})

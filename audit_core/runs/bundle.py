@@ -355,7 +355,9 @@ def check_run_tables(record: RunRecord, *, name: str = "bundle.json") -> None:
     """
     load_builtin_audits()
     runner = AUDITS.get(record.audit_kind)
-    for table, columns in (runner.tables if runner is not None else {}).items():
+    if runner is None:  # an unknown kind: shown as tables, not checked
+        return
+    for table, columns in runner.tables.items():
         df = record.tables.get(table)
         if df is None:
             continue

@@ -471,7 +471,7 @@ def load_data(config: AuditConfig, *, base_dir: str | Path) -> LoadedData:
         frame, info = load_sample(data["sample"])
         frame, _ = check_table(frame.copy(), name=data["sample"])
         name = info.path.name if info.path is not None else info.name
-        inputs = [{"name": name, "sha256": _sha256_frame(frame), "n_bytes": None}]
+        inputs: list[dict[str, Any]] = [{"name": name, "sha256": _sha256_frame(frame), "n_bytes": None}]
         defaults = {
             "targets": [dict(t) for t in info.target_definitions],
             "key_column": info.key_column,
@@ -489,7 +489,8 @@ def load_data(config: AuditConfig, *, base_dir: str | Path) -> LoadedData:
         frame, name = table.frame, table.name
         inputs = [{"name": table.name, "sha256": _sha256_bytes(path), "n_bytes": table.n_bytes}]
     else:
-        parts, inputs = [], []
+        parts: list[pd.DataFrame] = []
+        inputs = []
         for label, rel in data["paths"].items():
             path = (base / rel).resolve()
             table = _read_file(path, data, f"data.paths.{label}", base)

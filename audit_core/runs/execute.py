@@ -13,7 +13,7 @@ from pathlib import Path
 
 from audit_core.errors import AuditInputError
 from audit_core.models.manifest import library_versions, workspace_manifest
-from audit_core.models.training import train_workspace
+from audit_core.models.training import Workspace, train_workspace
 from audit_core.models.zoo import ModelSpec
 
 from .config import AuditConfig, load_data
@@ -111,7 +111,12 @@ def run_config(
             test_size=m["test_size"],
             progress=lambda f, msg: report(int(round(100 * min(max(f, 0.0), 1.0))), 100, "training"),
         )
-    context = AuditContext(config=config, data=data, workspace=lambda: ws, execution=execution, registry=registry,
+
+    def workspace() -> Workspace:
+        assert ws is not None, "called only when a runner has needs_workspace"
+        return ws
+
+    context = AuditContext(config=config, data=data, workspace=workspace, execution=execution, registry=registry,
                            base_dir=Path(base_dir))
     base_manifest = {
         "config_source": config.source,

@@ -12,7 +12,7 @@ beside the verdict. This module is pure.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from .registry import RunRecord
@@ -43,6 +43,7 @@ def _names(datasets: dict[str, str]) -> str:
 
 def _flat(value: Any, prefix: str = "") -> dict[str, Any]:
     """Nested mappings and lists as ``{"a.b.0.c": leaf}``."""
+    items: Iterable[tuple[Any, Any]]
     if isinstance(value, dict):
         items = value.items()
     elif isinstance(value, list) and any(isinstance(v, (dict, list)) for v in value):

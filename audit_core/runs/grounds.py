@@ -193,7 +193,8 @@ GROUND_SPECS: tuple[GroundSpec, ...] = (
     GroundSpec("brittle_share_confident", "fragility", "share of brittle cases among confident ones (p̂ ≥ 0.8)",
                _brittle_share, (0.0, 1.0)),
     GroundSpec("mean_fds", "fragility", "mean fragility score (FDS)", _mean_fds, (0.0, 1.0)),
-    GroundSpec("ood_ece", "transport", "ECE (15 equal-width bins) on the target (OOD) test, headline slice, mean over refits", _ood_ece, (0.0, 1.0)),
+    GroundSpec("ood_ece", "transport", "ECE (15 equal-width bins) on the target (OOD) test, headline slice, mean over refits",
+               _ood_ece, (0.0, 1.0)),
     GroundSpec("worst_class_coverage_90", "transport",
                "worst-class marginal conformal coverage at 90% (α = 0.10), OOD, headline slice", _worst_cov,
                (0.0, 1.0)),
@@ -257,7 +258,7 @@ def extract_gate_grounds(runs: Sequence[RunRecord]) -> GateGrounds:
     values: dict[str, float | None] = {}
     keys: dict[str, tuple[str, TableKey]] = {}
     context: dict[str, dict[str, str]] = {}
-    rows = []
+    rows: list[dict[str, Any]] = []
     for spec in GROUND_SPECS:
         found, reasons, invalid = None, [], False
         candidates = sorted((r for r in ordered if r.audit_kind in spec.kinds), key=lambda r: spec.kinds.index(r.audit_kind))
@@ -265,7 +266,9 @@ def extract_gate_grounds(runs: Sequence[RunRecord]) -> GateGrounds:
             v, why, bad = spec.read(run)
             if v is not None:
                 found = (v, run.run_id, why)
-                keys[spec.name] = (run.run_id, spec.key(run))
+                key = spec.key(run)
+                assert not isinstance(key, str)  # read() found a value, so the key located it
+                keys[spec.name] = (run.run_id, key)
                 context[spec.name] = _context(run)
                 break
             reasons.append(f"{run.run_id}: {why}")

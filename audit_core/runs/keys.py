@@ -136,7 +136,7 @@ def read_key(tables: Mapping[str, pd.DataFrame], key: TableKey) -> tuple[float |
         rows = rows[pd.to_numeric(rows["refit"], errors="coerce") >= 0]
         vals = rows.assign(_v=pd.to_numeric(rows[key.column], errors="coerce"))
         if key.how == "refit_min_mean":
-            vals = vals.groupby("refit", as_index=False)["_v"].min()
+            vals = vals.groupby("refit", as_index=False)["_v"].min()  # type: ignore[assignment]  # as_index=False: a DataFrame (stubs: Series)
         elif vals["refit"].duplicated().any():
             n = int(vals["refit"].value_counts().max())
             return None, f"ambiguous: {n} rows for one refit of {what}"

@@ -208,11 +208,11 @@ class CellLayout:
                     cc = code[pos]
                     ch |= cc[1:] != cc[:-1]
                 forced.append(pos[1:][ch])
-        forced = np.concatenate(forced) if forced else np.zeros(0, dtype=np.intp)
+        forced_at = np.concatenate(forced) if forced else np.zeros(0, dtype=np.intp)
         first = np.r_[True, s[1:] != s[:-1]]
         #: every step column is constant on every cell (false only if a column differs between tied records)
-        self.steps_constant = bool(first[forced].all()) if len(s) else True
-        self.starts = bin_starts(s, forced, n_bins=n_bins, **bin_options)
+        self.steps_constant = bool(first[forced_at].all()) if len(s) else True
+        self.starts = bin_starts(s, forced_at, n_bins=n_bins, **bin_options)
         K = len(self.starts)
         bin_sorted = np.zeros(len(s), dtype=np.intp)
         bin_sorted[self.starts[1:]] = 1
@@ -328,12 +328,12 @@ class BinnedMetrics:
         self._n_ece = n_bins
         # MCE: weight of each ECE bin; ACE: the residual p̄ − y of each cell; Spiegelhalter: numerator
         # and variance (the variance's squared weights enter as the cell's weighted mean of w · v)
-        O = np.zeros((nc, n_bins))
-        O[np.arange(nc), ece_cell] = 1.0
+        occ = np.zeros((nc, n_bins))
+        occ[np.arange(nc), ece_cell] = 1.0
         self.resid = resid
         self._setup_ace_profile(L, y, p, w)
         u, v = spiegelhalter_terms(y, p)
-        mats = np.column_stack(mats + [E, O, mean(u), mean(w * v)])
+        M = np.column_stack(mats + [E, occ, mean(u), mean(w * v)])
         self.start = None
         if with_calibration:
             self._setup_nodes(cell, x, w, Wc, live, nc)
@@ -345,8 +345,8 @@ class BinnedMetrics:
                     self.start = (float(a[0]), float(b[0]))
         if self.start is not None:
             T = _taylor_columns(x, y, self.start)
-            mats = np.column_stack([mats, mean(T)])
-        self.M = mats
+            M = np.column_stack([M, mean(T)])
+        self.M = M
         self._setup_ranking(L, y, p, w)
 
     # ------------------------------------------------------------ setup
@@ -553,7 +553,7 @@ class BinnedMetrics:
         F += N * self.ap_v
         D = T + F
         # second-order terms (module docstring): spread of the path, resampling noise
-        corr = P * (P * self.ap_vu + self.ap_lambda)
+        corr: np.ndarray = P * (P * self.ap_vu + self.ap_lambda)
         corr -= D * self.ap_kappa
         corr *= -F
         corr += T * N * (N * self.ap_vv + self.ap_mu)

@@ -122,7 +122,7 @@ def _taylor_newton(T, start, *, iters: int = 25, return_bad: bool = False):
     """
     B = T.shape[0]
     Sy, Syx = T[:, 0], T[:, 1]
-    m = [None] * 4
+    m: list[list[np.ndarray]] = [[] for _ in range(4)]
     pos = 2
     for k in range(4):
         m[k] = [T[:, pos + j] for j in range(k + 2)]
@@ -136,7 +136,7 @@ def _taylor_newton(T, start, *, iters: int = 25, return_bad: bool = False):
     with np.errstate(all="ignore"):
         for _ in range(iters):
             # δ^p expansion coefficients: Σ W s_k δ^p x^t  = Σ_l C(p,l) da^(p-l) db^l M_k,(l+t)
-            def poly(k, p, t):
+            def poly(k, p, t, da=da, db=db):  # this iteration's step, bound explicitly
                 if p == 0:
                     return mom(k, t)
                 if p == 1:

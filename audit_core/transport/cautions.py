@@ -72,7 +72,7 @@ def partition_warnings(parts: np.ndarray, y: np.ndarray, *, partitions: Sequence
     parts = np.atleast_2d(parts)
     out = []
     for k, partition in enumerate(partitions):
-        for code, name in zip(codes, names):
+        for code, name in zip(codes, names, strict=True):
             count = int(min(((p == k) & (y == code)).sum() for p in parts))
             if count < minimum:
                 message = MESSAGES["TRANSPORT_FEW_IN_PARTITION"].format(

@@ -88,7 +88,7 @@ def exact_bootstrap(audit) -> dict:
     c = audit.config
     specs, orders = {}, {}
     for (r, m) in audit._pipes:
-        for dom, y, w, _ in audit._test_sets(r):
+        for dom, y, _w, _ in audit._test_sets(r):
             raw = audit._pipes[(r, m)]["raw"]["id_test" if dom == "id" else "ood"]
             o = np.argsort(raw, kind="stable")  # score order: monotone mappings keep it
             orders[(r, m, dom)] = o

@@ -53,7 +53,7 @@ def class_names_of(config: Mapping[str, Any], target: str | None = None) -> tupl
         names = target_from_dict(chosen).binary_names
     except AuditInputError:  # a config saved by another version: no names rather than a wrong one
         return None
-    return tuple(names) if names else None
+    return names if names else None
 
 
 #: Upper bounds of the counts (CLI configs have no widget limits): name -> (minimum, maximum).

@@ -168,7 +168,8 @@ def headline_slice(config: Mapping[str, Any], *, multiclass: bool = False) -> He
     if not (isinstance(models, (list, tuple)) and models and isinstance(mappings, (list, tuple)) and mappings
             and isinstance(targets, (list, tuple)) and targets and isinstance(targets[0], Mapping)):
         return "the run's config does not declare its models, mappings and targets"
-    declared = config.get("headline") if isinstance(config.get("headline"), Mapping) else {}
+    recorded = config.get("headline")
+    declared = recorded if isinstance(recorded, Mapping) else {}
     mappings = [str(m) for m in mappings]
     platt = "temperature" if multiclass else "platt"
     mapping = declared.get("mapping")

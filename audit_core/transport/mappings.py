@@ -27,6 +27,7 @@ passes target-domain records here.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -59,7 +60,7 @@ class ProbabilityMapping:
 
     kind: str
     params: dict
-    model: object = None
+    model: Any = None  # an sklearn IsotonicRegression (untyped) or a VennAbers
 
     def __call__(self, p: np.ndarray) -> np.ndarray:
         """Map probabilities of shape (n,) to shape (n,)."""
@@ -135,7 +136,7 @@ def _fit_beta(p: np.ndarray, y: np.ndarray, w: np.ndarray) -> ProbabilityMapping
         theta = fit_logistic(np.column_stack([feats[k] for k in keep]) if keep else np.zeros((len(q), 0)), y, w)
         if not np.isfinite(theta).all():
             return ProbabilityMapping("beta", {"a": 1.0, "b": 1.0, "c": 0.0, "fallback": True})
-        coef = dict(zip(keep, theta[1:]))
+        coef = dict(zip(keep, theta[1:], strict=True))
         neg = [k for k in keep if coef[k] < 0]
         if not neg:
             break

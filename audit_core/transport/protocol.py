@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import replace
-from typing import Callable, Mapping
+from typing import Any, Callable, Mapping
 
 import numpy as np
 import pandas as pd
@@ -50,7 +50,7 @@ from .cautions import partition_warnings, stress_warnings
 from .changes import classify_changes, exact_bootstrap
 from .config import TransportConfig, _bad, _plain, _sha256_file, class_names_of, versions
 from .evaluation import evaluate_pipeline, fit_rules
-from .headline import headline_slice
+from .headline import HeadlineSlice, headline_slice
 from .mappings import fit_mapping
 from .results import TransportResult, build_result
 from .scores import scores_manifest, scores_model_manifest
@@ -123,6 +123,20 @@ class TransportAudit:
     ...
     audit_core.errors.AuditInputError: Step 'split' cannot run yet: run 'declare' first. ...
     """
+
+    # set by declare() and split(); the stage order (_begin) refuses any later step before them
+    _src: pd.DataFrame
+    _ysrc: dict[str, np.ndarray]
+    _wsrc: np.ndarray | None
+    _tgt: pd.DataFrame | None
+    _ytgt: dict[str, np.ndarray] | None
+    _wtgt: np.ndarray | None
+    _keys: np.ndarray
+    _parts: np.ndarray
+    _split_seeds: list[int]
+    manifest: dict[str, Any]
+    # set by fit(): per (refit, model, mapping), Rules (MulticlassRules in the multi-class run)
+    _rules: dict[tuple[int, str, str], Any]
 
     def __init__(self, config: TransportConfig, *, progress: Callable[[float, str], None] | None = None,
                  should_cancel: Callable[[], bool] | None = None, model: FittedModel | None = None) -> None:
@@ -229,14 +243,14 @@ class TransportAudit:
         for f in c.input_files:
             hashes[f"file:{f}"] = _sha256_file(f)
         _refuse_multiclass(c, src, tgt, source_lacking_only=self._multiclass)
-        prepared = []
+        prepared: list[tuple[pd.DataFrame | None, dict[str, np.ndarray] | None, np.ndarray | None]] = []
         for which, frame, value in (("source", src, c.source_value), ("target", tgt, c.target_value)):
             if frame is None:
                 prepared.append((None, None, None))
                 continue
             if len(frame) == 0:
                 raise fail("TRANSPORT_EMPTY_DOMAIN", which=which, column=c.domain_column, value=value)
-            cols = list(c.features) + list(c.strata_columns) + list(c.subgroup_columns) + [
+            cols = list(c.features) + list(c.strata_columns) + list(c.subgroup_columns or ()) + [
                 x for x in (c.weight_column, c.group_column, c.key_column) if x]
             for col in cols:
                 if col not in frame.columns:
@@ -270,7 +284,9 @@ class TransportAudit:
                     raise _bad("weight_column", f"{c.weight_column!r} must hold finite non-negative numbers")
                 w = mean_one_weights(w)
             prepared.append((frame, {k: np.asarray(v.y) for k, v in labels.items()}, w))
-        (self._src, self._ysrc, self._wsrc), (self._tgt, self._ytgt, self._wtgt) = prepared
+        (src_frame, ysrc, self._wsrc), (self._tgt, self._ytgt, self._wtgt) = prepared
+        assert src_frame is not None and ysrc is not None  # the source domain is always prepared
+        self._src, self._ysrc = src_frame, ysrc
         self._keys = self._src[c.key_column].to_numpy() if c.key_column else np.arange(len(self._src))
         self._hashes = hashes
         self._done.append("declare")
@@ -298,7 +314,7 @@ class TransportAudit:
             parts.append(p)
         self._parts = np.stack(parts)
         self.tables["partitions"] = pd.DataFrame(
-            {"key": self._keys, **{f"refit_{r}": pd.Categorical.from_codes(p, PARTITIONS) for r, p in enumerate(parts)}}
+            {"key": self._keys, **{f"refit_{r}": pd.Categorical.from_codes(p, pd.Index(PARTITIONS)) for r, p in enumerate(parts)}}
         )
         self.manifest = {
             "kind": "transport",
@@ -326,7 +342,9 @@ class TransportAudit:
 
     def _record_headline(self) -> None:
         """The manifest's ``headline``: the slice every headline number reads (:mod:`.headline`)."""
-        self.manifest["headline"] = headline_slice(self.manifest["config"], multiclass=self._multiclass).to_dict()
+        headline = headline_slice(self.manifest["config"], multiclass=self._multiclass)
+        assert isinstance(headline, HeadlineSlice), headline  # a validated config declares models, mappings, targets
+        self.manifest["headline"] = headline.to_dict()
 
     #: False: a class target without a positive class is refused (``TRANSPORT_NOT_BINARY``);
     #: the multi-class runner (:mod:`audit_core.transport.multiclass.run`) sets it.
@@ -431,7 +449,7 @@ class TransportAudit:
         t = target or self._config.primary_target
         idt = self._source_rows(refit, "id_test")
         yield "id", self._ysrc[t][idt], (self._wsrc[idt] if self._wsrc is not None else None), idt
-        if self._tgt is not None:
+        if self._tgt is not None and self._ytgt is not None:  # set together by declare()
             yield "ood", self._ytgt[t], self._wtgt, None
 
     def _domains(self) -> tuple[str, ...]:

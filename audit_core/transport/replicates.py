@@ -71,7 +71,7 @@ class DrawGroup:
             rank[by_cell] = np.arange(self.n_atoms)
             atom, first = rank[atom], first[by_cell]
             self._maps = [sp.csr_matrix((np.ones(self.n_atoms), (np.asarray(cl)[first], np.arange(self.n_atoms))),
-                                        shape=(k, self.n_atoms)) for cl, k in zip(cells, n_cells)]
+                                        shape=(k, self.n_atoms)) for cl, k in zip(cells, n_cells, strict=True)]
         self._classes = class_positions(self.y)
         self._lut = [atom[idx].astype(np.int32 if self.n_atoms < 2**31 else np.intp) for idx in self._classes]
         self._wl = None if weights is None else [np.asarray(weights, dtype=float)[idx] for idx in self._classes]
@@ -87,17 +87,17 @@ class DrawGroup:
         for j, (_, d) in enumerate(stratified_draws(self.y, b, rng, classes=self._classes)):
             k = d.shape[1]
             np.take(self._lut[j], d, out=slot[:, at:at + k])
-            if wt is not None:
+            if wt is not None and self._wl is not None:  # both or neither: weights given
                 np.take(self._wl[j], d, out=wt[:, at:at + k])
             at += k
         cnt = np.empty((b, self.n_atoms))
         wsum = None if wt is None else np.empty((b, self.n_atoms))
         for r in range(b):
             cnt[r] = np.bincount(slot[r], minlength=self.n_atoms)
-            if wsum is not None:
+            if wsum is not None and wt is not None:
                 wsum[r] = np.bincount(slot[r], weights=wt[r], minlength=self.n_atoms)
         for tot, out in ((cnt, self.V), (wsum, self.Vw)):
-            if tot is None:
+            if tot is None or out is None:
                 continue
             if self._maps[0] is None:  # the atoms are the cells
                 out[0][start:start + b] = tot

@@ -274,7 +274,9 @@ def _figure_tables(audit) -> dict[str, pd.DataFrame]:
                     (_, y, w, _), = [t for t in audit._test_sets(r) if t[0] == dom]
                     w = w if weighted and w is not None else np.ones(len(y))
                     p = audit._mapped(r, m, mp, dom)
-                    ys.append(y), ps.append(p), ws.append(w)
+                    ys.append(y)
+                    ps.append(p)
+                    ws.append(w)
                     pipe = audit._pipes[(r, m)]
                     vas.append(pipe["maps"][mp].interval(pipe["raw"]["id_test" if dom == "id" else "ood"]))
                     parts.append(risk_selection_curve(y, p, sample_weight=w))

@@ -213,13 +213,14 @@ def link_shift(shift: pd.DataFrame, results: pd.DataFrame, *, model: str, mappin
     out["subgroup_auroc_spread"] = [(_spread(results, f, model, mapping) if f in groups else np.nan) for f in out["feature"]]
     out["heterogeneity_flagged"] = out["subgroup_auroc_spread"] > auroc_tolerance
     words = []
-    for r in out.itertuples():
+    for share, harm_ood, spread in zip(*(out[c].to_numpy(dtype=float) for c in
+                                         ("targeted_share", "targeted_harm_ood", "subgroup_auroc_spread")), strict=True):
         bits = []
-        if r.targeted_share > 0:
-            bits.append(f"removed by the targeted deletion in {r.targeted_share:.0%} of refits, which is more harmful "
-                        f"than {r.targeted_harm_ood:.0f}% of random deletions (OOD AUROC)")
-        if np.isfinite(r.subgroup_auroc_spread):
-            bits.append(f"as a subgroup column its levels' AUROC changes differ by {r.subgroup_auroc_spread:.3f} "
+        if share > 0:
+            bits.append(f"removed by the targeted deletion in {share:.0%} of refits, which is more harmful "
+                        f"than {harm_ood:.0f}% of random deletions (OOD AUROC)")
+        if np.isfinite(spread):
+            bits.append(f"as a subgroup column its levels' AUROC changes differ by {spread:.3f} "
                         f"(tolerance {auroc_tolerance:g})")
         words.append("; ".join(bits) if bits else "not among the targeted features nor a subgroup column")
     out["link"] = words

@@ -89,7 +89,7 @@ def four_way_split(
         return part_of_unit[unit]
     rows = [0.0, 0.0, 0.0, 0.0]
     total = 0.0
-    for u, size in zip(order.tolist(), sizes[order].tolist()):
+    for u, size in zip(order.tolist(), sizes[order].tolist(), strict=True):
         total += size
         deficits = [fr[k] * total - rows[k] for k in range(4)]
         k = max(range(4), key=deficits.__getitem__)

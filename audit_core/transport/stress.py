@@ -46,6 +46,8 @@ farther from ``1 − α``; :func:`harm_percentile`).
 """
 from __future__ import annotations
 
+from typing import TypeVar
+
 import numpy as np
 import pandas as pd
 from scipy.optimize import brentq
@@ -78,11 +80,13 @@ __all__ = [
     "heterogeneity_rows",
 ]
 
+#: a metric value, or an array of them (bootstrap replicates)
+_Num = TypeVar("_Num", float, np.ndarray)
 _DECOMP_METRICS = ("auroc", "brier_score", "log_loss", "ece", "calibration_intercept", "calibration_slope")
 
 
-def decomposition(m_uu: float, m_uc: float, m_cu: float, m_cc: float) -> tuple[float, float]:
-    """``(D_Y, D_P)`` from the 2×2 grid (first index label, second pipeline).
+def decomposition(m_uu: _Num, m_uc: _Num, m_cu: _Num, m_cc: _Num) -> tuple[_Num, _Num]:
+    """``(D_Y, D_P)`` from the 2×2 grid (first index label, second pipeline): numbers, or arrays elementwise.
 
     Examples
     --------
@@ -441,7 +445,7 @@ def degradation_stress(audit) -> None:
         t["selection_rate"] = t.get("selection_rate", np.nan)
         pooled = t.groupby(keys + ["alpha", "selection_rate"], dropna=False)["value"].mean().reset_index()
         audit.tables["degradation_percentiles"] = pooled
-        audit._emit([dict(r_, refit=-1, condition="targeted_vs_random") for r_ in pooled.to_dict("records")])
+        audit._emit([{**r_, "refit": -1, "condition": "targeted_vs_random"} for r_ in pooled.to_dict("records")])
 
 
 def heterogeneity_rows(audit) -> None:

@@ -99,19 +99,19 @@ class _Diagram:
         """
         X, Y, prv, nxt = self.X, self.Y, self.prv, self.nxt
         lx, ly = X - 1.0, Y - dy  # the prefix, moved by (−1, −dy)
-        l, r = np.array(a, dtype=np.intp), np.array(b, dtype=np.intp)
-        idx = np.arange(len(l))
+        le, r = np.array(a, dtype=np.intp), np.array(b, dtype=np.intp)
+        idx = np.arange(len(le))
         while idx.size:
-            li, ri = l[idx], r[idx]
+            li, ri = le[idx], r[idx]
             n = nxt[ri]
             move_r = (n != ri) & (_cross(lx[li], ly[li], X[ri], Y[ri], X[n], Y[n]) < 0)
             ri = np.where(move_r, n, ri)
             p = prv[li]
             move_l = (p != li) & (_cross(lx[p], ly[p], lx[li], ly[li], X[ri], Y[ri]) < 0)
             li = np.where(move_l, p, li)
-            l[idx], r[idx] = li, ri
+            le[idx], r[idx] = li, ri
             idx = idx[move_r | move_l]
-        return (Y[r] - ly[l]) / (X[r] - lx[l])
+        return (Y[r] - ly[le]) / (X[r] - lx[le])
 
 
 @dataclass(frozen=True, eq=False)

@@ -27,7 +27,7 @@ An improvement is never reported as a harm: the page colours by direction.
 from __future__ import annotations
 
 import math
-from typing import Mapping
+from typing import Any, Mapping, TypeGuard
 
 from ..errors import fail, register_messages
 
@@ -184,7 +184,7 @@ def good_direction(metric: str, *, alpha: float | None = None, selection_rate: f
     return kind, target, text
 
 
-def _finite(v) -> bool:
+def _finite(v: Any) -> TypeGuard[float]:
     try:
         return math.isfinite(float(v))
     except (TypeError, ValueError):

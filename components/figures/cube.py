@@ -150,7 +150,7 @@ def receipt_matrix_figure(cube: CubeResult, *, title: str | None = None, source_
                                  marker=dict(size=12, symbol="square", color=colours[v])))
     for j, c in enumerate(cols):
         fig.add_annotation(x=names[j], y=1.0, yref="paper", yanchor="bottom", showarrow=False,
-                           text=str(said.get(cube.cells.get(c), cube.cells.get(c, "not run"))), font=dict(size=11))
+                           text=str(said.get(v, v) if (v := cube.cells.get(c)) is not None else "not run"), font=dict(size=11))
     more = f" ({left_out} more receipt set(s) in the table)" if left_out else ""
     fig.update_layout(
         title=title or f"Receipt matrix (k = {cube.k}, {len(cube.cells)} cells): {cube.v_old} → {cube.v_new}; "

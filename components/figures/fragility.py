@@ -190,7 +190,7 @@ def neural_comparison_figure(table: pd.DataFrame) -> go.Figure:
     metrics = [("heldout_auroc", "held-out AUROC (higher better)"), ("mean_rcma", "mean RCMA (lower = less fragile)"),
                ("mean_fds", "mean FDS (lower = less fragile)")]
     fig = make_subplots(rows=1, cols=3, subplot_titles=[t for _, t in metrics])
-    colors = {name: c for name, c in zip(table["model"], ("#d62728", "#7f7f7f", "#1f77b4", "#2ca02c"))}
+    colors = {name: c for name, c in zip(table["model"], ("#d62728", "#7f7f7f", "#1f77b4", "#2ca02c"), strict=False)}
     for j, (col, _) in enumerate(metrics, start=1):
         fig.add_trace(go.Bar(x=table["model"], y=table[col], marker_color=[colors[m] for m in table["model"]],
                              text=np.round(table[col].to_numpy(dtype=float), 3), textposition="auto",

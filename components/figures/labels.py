@@ -69,7 +69,7 @@ def _escaped(value: Any) -> Any:
         return value
     if isinstance(value, (list, tuple)):
         out = [_escaped(v) for v in value]
-        return value if all(a is b for a, b in zip(out, value)) else type(value)(out)
+        return value if all(a is b for a, b in zip(out, value, strict=True)) else type(value)(out)
     if isinstance(value, np.ndarray) and value.dtype.kind in "OUS":
         return np.array([_escaped(v) for v in value.ravel()], dtype=object).reshape(value.shape)
     if isinstance(value, dict):

@@ -12,6 +12,7 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from dataclasses import replace
+from typing import Any
 
 from audit_core.findings.cases import class_label
 from audit_core.runs.keys import headline_key, read_key
@@ -219,7 +220,8 @@ def frontier_figure(table: pd.DataFrame, *, model: str, mapping: str, domain: st
     Points are means over refits; each point is labelled by its α, the labels of the two curves on opposite
     sides and never clipped at the plot edge. ``class_names`` (classes 0 and 1, as declared:
     :func:`audit_core.transport.config.class_names_of`) name the class-coverage traces ("coverage of class
-    'yes'", "coverage of class other than 'yes'"); without them they say "class 1". Each class has its own colour (the method is the line's dash and marker).
+    'yes'", "coverage of class other than 'yes'"); without them they say "class 1". Each class has its own colour
+    (the method is the line's dash and marker).
     """
     fig = go.Figure()
     styles = {"marginal": ("circle", "#2ca02c", "top left", "solid"),
@@ -336,7 +338,8 @@ def heterogeneity_figure(table: pd.DataFrame, *, model: str, mapping: str, metri
     fig = go.Figure()
     for dom in ("id", "ood"):
         g = t[t["domain"] == dom].groupby("condition")["value"].mean()
-        fig.add_trace(go.Bar(x=[_condition_label(c, class_names) for c in g.index], y=g.values, name=_NAMES[dom], marker_color=DOMAIN_COLOURS[dom]))
+        fig.add_trace(go.Bar(x=[_condition_label(c, class_names) for c in g.index], y=g.values, name=_NAMES[dom],
+                             marker_color=DOMAIN_COLOURS[dom]))
     fig.update_layout(title=f"Heterogeneity · {metric}" + slice_subtitle(model, mapping, "means over refits", headline),
                       barmode="group", yaxis_title=metric, xaxis_title="class or subgroup",
                       **{**_LAYOUT, "margin": dict(l=10, r=10, t=70, b=10)})
@@ -370,7 +373,7 @@ def transport_report_figures(record: RunRecord) -> list[tuple[str, go.Figure]]:
     model, mapping = h.model, h.mapping
     rates = cfg.get("selection_rates") or [0.8]
     s = 0.8 if 0.8 in rates else rates[len(rates) // 2]
-    kw = dict(model=model, mapping=mapping, headline=h)
+    kw: dict[str, Any] = dict(model=model, mapping=mapping, headline=h)
     out = []
     if "reliability" in tables:
         out.append(("Reliability diagram", reliability_figure(tables["reliability"], table=t, **kw)))

@@ -8,6 +8,8 @@ Classes are named as the result names them (``result.classes``, code order).
 """
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
@@ -75,7 +77,7 @@ def mc_class_conformal_figure(table: pd.DataFrame, *, model: str, mapping: str, 
         return not_run(fig, "No conformal rows in this run.")
     for j, s in enumerate(scores, start=1):
         for dom in ("id", "ood"):
-            kw = dict(analysis=f"conformal_{method}", domain=dom, model=model, mapping=mapping, alpha=alpha,
+            kw: dict[str, Any] = dict(analysis=f"conformal_{method}", domain=dom, model=model, mapping=mapping, alpha=alpha,
                       n_classes=len(names))
             for row, metric in ((1, "coverage"), (2, "mean_set_size")):
                 fig.add_trace(go.Bar(x=names, y=_class_means(table, metric=f"{s}:{metric}", **kw), name=_NAMES[dom],

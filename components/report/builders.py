@@ -53,8 +53,8 @@ def model_report_figures(record: RunRecord) -> list[tuple[str, go.Figure]]:
             if split == "test" and intervals is not None and not intervals.empty:
                 iv = intervals.set_index("metric")
                 est = rows["value"].to_numpy()
-                up = [float(iv.loc[m, "upper"]) - v if m in iv.index else 0.0 for m, v in zip(rows["metric"], est)]
-                lo = [v - float(iv.loc[m, "lower"]) if m in iv.index else 0.0 for m, v in zip(rows["metric"], est)]
+                up = [float(iv.loc[m, "upper"]) - v if m in iv.index else 0.0 for m, v in zip(rows["metric"], est, strict=True)]
+                lo = [v - float(iv.loc[m, "lower"]) if m in iv.index else 0.0 for m, v in zip(rows["metric"], est, strict=True)]
                 error = dict(type="data", array=up, arrayminus=lo, visible=True)
             fig.add_trace(go.Bar(name=str(split), x=rows["metric"], y=rows["value"], error_y=error))
         fig.update_layout(title="Model check by split (bars: held-out interval where stored)", barmode="group", **_LAYOUT)

@@ -38,6 +38,7 @@ import datetime as _dt
 import html
 import json
 import re
+from collections.abc import Sequence
 from pathlib import Path
 from typing import NamedTuple
 
@@ -170,7 +171,7 @@ def _is_symbol(token: str) -> bool:
     return "_" in token or "*" in token or not token.islower() or token in _METRIC_WORDS
 
 
-def _symbols(details: list[str]) -> list[tuple[str, str]]:
+def _symbols(details: Sequence[str]) -> list[tuple[str, str]]:
     """The glossary's plain name of every symbol the detail lines use (metric names, grounds), in order."""
     seen: dict[str, str] = {}
     for d in details:
@@ -226,7 +227,7 @@ def render_report(record: RunRecord, *, generated_at: str | None = None, gate: G
         three figures) is what prints, on one A4 page; tables are capped at
         :data:`MAX_TABLE_ROWS` rows and collapsed.
     """
-    stamp = generated_at or _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
+    stamp = generated_at or _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds")
     try:
         figures, figure_error = figures_for(record), None
     except AuditInputError as err:  # tables this version cannot draw: the report keeps the tables

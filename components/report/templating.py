@@ -25,7 +25,7 @@ import pandas as pd
 from markupsafe import Markup
 # pandas' own cell formatter (what DataFrame.to_html uses); tests/test_report_templates.py checks the cells against
 # to_html's, so a pandas upgrade that moves it fails there
-from pandas.io.formats.format import DataFrameFormatter
+from pandas.io.formats.format import DataFrameFormatter  # type: ignore[attr-defined]  # in pandas, not in its stubs
 
 from audit_core.safe_text import map_text, reveal
 

@@ -123,7 +123,7 @@ def adopt_table(table: LoadedTable, source_id: str, info: SampleInfo | None, *,
         ("dg_eligibility", ""),
     ):
         ss[key] = value or NONE if key != "dg_eligibility" else ""
-    if info is not None and info.domain_column in table.frame.columns:
+    if info is not None and info.domain_column is not None and info.domain_column in table.frame.columns:
         seed_domain_values(table.frame, info.domain_column, info, state=ss)
     ss[Keys.SOURCE_ID] = source_id  # last: the adoption is complete
     ss[_PENDING] = None

@@ -96,7 +96,8 @@ def _read_options_widgets(uploads: list) -> dict[str, Any]:
                 labels = [_FIRST_WITH_DATA] + [s.name for s in sheets]
                 if st.session_state.get("dg_sheet") not in labels:
                     st.session_state["dg_sheet"] = _FIRST_WITH_DATA
-                pick = st.selectbox("Sheet", labels, key="dg_sheet", persist_state=PERSIST, format_func=lambda n: n if n == _FIRST_WITH_DATA else
+                pick = st.selectbox("Sheet", labels, key="dg_sheet", persist_state=PERSIST,
+                                    format_func=lambda n: n if n == _FIRST_WITH_DATA else
                                     next(f"{s.name} ({s.n_rows:,} × {s.n_columns:,})" for s in sheets if s.name == n))
                 sheet = None if pick == _FIRST_WITH_DATA else pick
         drop_missing = st.checkbox("Drop all-missing columns", key="dg_drop_missing", persist_state=PERSIST)
@@ -147,10 +148,10 @@ def source_section() -> LoadedTable | None:
                 pending = st.session_state.get(_CODE_PAIRS) or ()
                 options = user_read_options(missing_codes=_accepted_codes(list(pending)), **read)
                 files = tuple((u.getvalue(), u.name) for u in uploads)
-                table = cached_upload(*files[0], options) if len(files) == 1 else cached_uploads(files, options)
-                adopt_table(table, f"upload:{upload_id}", None)
-                if table.dropped_columns:
-                    st.info("Dropped all-missing columns: " + ", ".join(map(code, table.dropped_columns)))
+                loaded = cached_upload(*files[0], options) if len(files) == 1 else cached_uploads(files, options)
+                adopt_table(loaded, f"upload:{upload_id}", None)
+                if loaded.dropped_columns:
+                    st.info("Dropped all-missing columns: " + ", ".join(map(code, loaded.dropped_columns)))
     table = st.session_state.get(Keys.TABLE)
     if table is not None:
         f = table.frame
@@ -234,7 +235,7 @@ def _role_proposals(edited: pd.DataFrame) -> None:
     table: LoadedTable | None = st.session_state.get(Keys.TABLE)
     if table is None:
         return
-    roles = dict(zip(edited["column"], edited["role"]))
+    roles = dict(zip(edited["column"], edited["role"], strict=True))
     proposals = propose_roles(table.frame.loc[:, [c for c in edited["column"] if c in table.frame.columns]], roles)
     if not proposals:
         return
@@ -246,7 +247,7 @@ def _role_proposals(edited: pd.DataFrame) -> None:
         )
         if st.button("Use the proposed roles", key="act_accept_roles"):
             replace_columns_table(edited.assign(role=[proposals[c].role if c in proposals else r
-                                                       for c, r in zip(edited["column"], edited["role"])]))
+                                                       for c, r in zip(edited["column"], edited["role"], strict=True)]))
             st.rerun()
 
 
@@ -279,13 +280,15 @@ def groups_tools_section(edited: pd.DataFrame) -> None:
             with guarded("applying group rules"):
                 rules = [_parse_rule(line) for line in text.splitlines() if line.strip()]
                 mapping = apply_group_rules(list(edited["column"]), rules)
-                replace_columns_table(edited.assign(group=[mapping.get(c, g) for c, g in zip(edited["column"], edited["group"])]))
+                replace_columns_table(edited.assign(group=[mapping.get(c, g)
+                                                           for c, g in zip(edited["column"], edited["group"], strict=True)]))
                 st.rerun()
         csv_file = st.file_uploader("Upload a column,group CSV", type=["csv"], key="up_group_csv")
         if csv_file is not None and st.button("Apply CSV", key="act_apply_csv"):
             with guarded("reading the group CSV"):
                 mapping = parse_group_csv(csv_file.getvalue(), list(edited["column"]))
-                replace_columns_table(edited.assign(group=[mapping.get(c, g) for c, g in zip(edited["column"], edited["group"])]))
+                replace_columns_table(edited.assign(group=[mapping.get(c, g)
+                                                           for c, g in zip(edited["column"], edited["group"], strict=True)]))
                 st.rerun()
         if st.button("Reset to one group per column", key="act_reset_groups"):
             replace_columns_table(edited.assign(group=edited["column"]))
@@ -346,7 +349,8 @@ def targets_section(frame: pd.DataFrame) -> None:
             thr = st.number_input("Threshold", key="dg_new_thr", persist_state=PERSIST)
             d.update(column=col, op=op, threshold=float(thr))
         else:
-            d["expression"] = st.text_input("Expression (e.g. `income_real >= 50000 and age < 65`)", key="dg_new_expr", persist_state=PERSIST)
+            d["expression"] = st.text_input("Expression (e.g. `income_real >= 50000 and age < 65`)", key="dg_new_expr",
+                                            persist_state=PERSIST)
         if st.button("Add definition", key="act_add_target"):
             with guarded("adding the target definition"):
                 definition = target_from_dict(d)
@@ -404,7 +408,7 @@ def current_config(table: LoadedTable, edited: pd.DataFrame, *,
         name=table.name,
         targets=tuple(ss.get(Keys.TARGETS, [])),
         primary_target=opt("dg_primary"),
-        roles=dict(zip(edited["column"], edited["role"])),
+        roles=dict(zip(edited["column"], edited["role"], strict=True)),
         eligibility=(ss.get("dg_eligibility") or "").strip() or None,
         weight_column=opt("dg_weight"),
         key_column=opt("dg_key"),
@@ -414,7 +418,7 @@ def current_config(table: LoadedTable, edited: pd.DataFrame, *,
         target_domain=_domain_value(table.frame, domain, ss.get("dg_target_value")),
         missing_indicators=bool(ss.get("dg_missing_ind", False)),
     )
-    groups = {c: str(g) if g is not None else "" for c, g in zip(edited["column"], edited["group"])}
+    groups = {c: str(g) if g is not None else "" for c, g in zip(edited["column"], edited["group"], strict=True)}
     return config, groups
 
 
@@ -481,7 +485,7 @@ def workspace_section(groups: dict[str, str]) -> Workspace | None:
         return None
     changed = WORKSPACE_SLOT.changed(current_provenance())
     if changed:
-        stale_notice("model", WORKSPACE_SLOT.provenance.describe(changed))
+        stale_notice("model", WORKSPACE_SLOT.describe(changed))
     baseline = st.session_state.get("dg_baseline", ws.baseline_kind)
     wanted = {c: g for c, g in groups.items() if c in set(ws.model.origins["raw_column"])}
     if not changed and (wanted != ws.grouping.raw_map() or baseline != ws.baseline_kind):

@@ -15,6 +15,7 @@ findings; figures are the pages' own figure builders.
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -150,7 +151,7 @@ def _step_models(result: DemoResult) -> None:
     if result.case is None:
         return
     cols = st.columns(len(result.batches))
-    for col, (kind, (_, batch)) in zip(cols, result.batches.items()):
+    for col, (kind, (_, batch)) in zip(cols, result.batches.items(), strict=True):
         i = int(np.flatnonzero(np.asarray(batch.keys).astype(str) == result.case.key)[0])
         col.plotly_chart(ff.trajectory_figure(batch.certificate(i), title=f"Case {result.case.key} under {kind}"),
                          key=f"view_demo_traj_{kind}")
@@ -160,7 +161,8 @@ def _step_transport(result: DemoResult) -> None:
     tr, o = result.transport, result.options
     cfg = tr.manifest["config"]
     h = recorded_headline(tr.manifest)
-    kw = dict(model=h.model, mapping=h.mapping, headline=h)
+    assert not isinstance(h, str), h  # the demo's own run records its headline
+    kw: dict[str, Any] = dict(model=h.model, mapping=h.mapping, headline=h)
     c1, c2 = st.columns(2)
     c1.plotly_chart(tf.risk_selection_figure(tr.extras["curves"], tr.table, selection_rate=o.selection_rate, **kw),
                     key="view_demo_risk")
@@ -213,7 +215,7 @@ def _story(result: DemoResult) -> None:
                "them. The buttons below open the full pages in the demo's workspace; a button at the top of each "
                "page brings you back to yours.")
     tabs = st.tabs([f"{s.number} · {TAB_LABELS.get(s.number, s.title)}" for s in result.steps])
-    for tab, step in zip(tabs, result.steps):
+    for tab, step in zip(tabs, result.steps, strict=True):
         with tab:
             st.markdown(f"#### {STEP_TITLES[step.number - 1]}")
             findings_panel(step.findings, key=f"view_demo_step{step.number}")
@@ -236,9 +238,10 @@ def demo_section() -> None:
                  on_click=workspaces.switch_to, args=(workspaces.YOURS,)):
         with guarded("starting the demo"):
             job = _start()
-    if running and c2.button("Stop", key="act_demo_stop"):
+    if running and job is not None and c2.button("Stop", key="act_demo_stop"):
         job.request_stop()
-    if jobs.follow_and_adopt(job, DEMO_SLOT, stopped="The demo was stopped; the runs saved so far are kept."):
+    if jobs.follow_and_adopt(job, DEMO_SLOT, stopped="The demo was stopped; the runs saved so far are kept.") \
+            and job is not None:
         _share(DEMO_SLOT.value, job.provenance)
     result = DEMO_SLOT.value
     if result is not None:

@@ -15,6 +15,7 @@ a notice and its actions (exports, comparisons) are disabled.
 """
 from __future__ import annotations
 
+from typing import Literal
 
 import numpy as np
 import pandas as pd
@@ -62,7 +63,8 @@ def options_form(ws: Workspace) -> AuditOptions:
                             upper=len(ws.test_index), value=200, step=50,
                             help="Held-out cases certified (seeded sample). Raise it for a fuller audit.")
     k = count_input(c2, "Audit depth K", count="depth", key="fr_k", persist_state=PERSIST, min_value=1, upper=G, value=min(5, G))
-    path = c3.selectbox("Removal path", ["static", "adaptive"], key="fr_path", persist_state=PERSIST)
+    paths: list[Literal["static", "adaptive"]] = ["static", "adaptive"]
+    path = c3.selectbox("Removal path", paths, key="fr_path", persist_state=PERSIST)
     seed = c4.number_input("Seed", min_value=0, value=0, key="fr_seed", persist_state=PERSIST)
     families = st.multiselect("Degradation families", list(FAMILIES), default=list(FAMILIES), key="fr_families", persist_state=PERSIST)
     c5, c6 = st.columns(2)
@@ -151,7 +153,8 @@ def _heatmaps(audit: FragilityAudit) -> None:
         runs = reg.list_runs(audit_kind="fragility", status="done")
         overview = runs_overview([reg.load(r) for r in runs["run_id"].head(30)])
         if overview["model"].nunique() > 1 or overview["dataset"].nunique() > 1:
-            value = st.radio("Summary", ["mean_fds", "share_brittle_confident", "mean_rcma"], horizontal=True, key="fr_heat_value", persist_state=PERSIST)
+            value = st.radio("Summary", ["mean_fds", "share_brittle_confident", "mean_rcma"], horizontal=True, key="fr_heat_value",
+                             persist_state=PERSIST)
             st.plotly_chart(ff.runs_heatmap_figure(overview, value=value), key="view_fr_runs_heatmap")
         else:
             st.caption("The dataset × model heatmap appears once fragility runs of several models or datasets are saved.")
@@ -259,7 +262,7 @@ def _model_comparison(ws: Workspace, audit: FragilityAudit, key: str, *, stale: 
     # "most stable" only when mean RCMA, mean FDS and mean k* agree; else the model with the lowest mean RCMA, named so
     stable_role = "most stable" if agree else "lowest mean RCMA"
     cols = st.columns(2)
-    for col, (role, kind) in zip(cols, (("nominal winner", winner), (stable_role, leaders["mean_rcma"]))):
+    for col, (role, kind) in zip(cols, (("nominal winner", winner), (stable_role, leaders["mean_rcma"])), strict=True):
         b = batches[kind][1]
         i = int(np.flatnonzero(np.asarray(b.keys).astype(str) == key)[0])
         col.plotly_chart(ff.trajectory_figure(b.certificate(i), title=f"{role}: {kind}"), key=f"view_fr_traj_{role.replace(' ', '_')}")
@@ -299,7 +302,7 @@ def show_audit(ws: Workspace, audit: FragilityAudit) -> None:
     changed = AUDIT_SLOT.changed(current_provenance(model=True)) if AUDIT_SLOT.value is audit else []
     stale = bool(changed)
     if stale:
-        stale_notice(AUDIT_SLOT.what, AUDIT_SLOT.provenance.describe(changed))
+        stale_notice(AUDIT_SLOT.what, AUDIT_SLOT.describe(changed))
     _headline(audit, stale=stale)
     st.plotly_chart(ff.distributions_figure(audit.summary, k=int(audit.batch.protocol.k)), key="view_fr_distributions")
     if not audit.complete:
@@ -351,7 +354,7 @@ def neural_section(ws: Workspace, options: AuditOptions) -> None:
             return
         changed = NEURAL_SLOT.changed(current_provenance(model=True))
         if changed:
-            stale_notice(NEURAL_SLOT.what, NEURAL_SLOT.provenance.describe(changed))
+            stale_notice(NEURAL_SLOT.what, NEURAL_SLOT.describe(changed))
         table = result.to_frame()
         st.markdown(f"**FR-ResMLP vs the same network at α = γ = 0** · {result.n_train:,} training rows · "
                     f"AUROC on {result.n_heldout:,} held-out rows · certificates on {result.n_cases:,} held-out cases")

@@ -36,7 +36,8 @@ def session_summary() -> None:
     if table is None:
         c1.info("No data loaded yet.")
     else:
-        c1.metric("Data", table.name, f"{table.frame.shape[0]:,} rows × {table.frame.shape[1]} columns", delta_color="off", delta_arrow="off")
+        c1.metric("Data", table.name, f"{table.frame.shape[0]:,} rows × {table.frame.shape[1]} columns", delta_color="off",
+                  delta_arrow="off")
     if ws is None:
         c2.info("No model yet.")
     else:
@@ -44,7 +45,7 @@ def session_summary() -> None:
         c2.metric("Model", str(ws.model.spec.get("kind")), f"held-out AUROC {auc:.3f}", delta_color="off", delta_arrow="off")
         changed = WORKSPACE_SLOT.changed(current_provenance())
         if changed:
-            c2.caption(f"Trained on {md_escape(WORKSPACE_SLOT.provenance.describe(changed))}: retrain it on "
+            c2.caption(f"Trained on {md_escape(WORKSPACE_SLOT.describe(changed))}: retrain it on "
                        "Data & groups before auditing.")
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from typing import Literal
 
 import pandas as pd
 import streamlit as st
@@ -174,7 +175,7 @@ def editor_section() -> None:
         with guarded("executing the cube"):
             old = load_state(st.session_state["rc_old_text"], label="old state")
             new = load_state(st.session_state["rc_new_text"], label="new state")
-            missing = "unknown" if st.session_state.get("rc_missing_unknown") else "error"
+            missing: Literal["unknown", "error"] = "unknown" if st.session_state.get("rc_missing_unknown") else "error"
             gran = st.session_state.get("rc_granularity", "parts")
             cap = Limits.from_env().max_cube_k
             sc = execute_state_cube(old, new, granularity=gran, mode="full", missing=missing, max_sources=cap)
@@ -184,7 +185,7 @@ def editor_section() -> None:
             st.session_state[RcKeys.SAVED] = None
 
 
-def _controls(old, new, sc, gran: str, missing: str) -> pd.DataFrame:
+def _controls(old, new, sc, gran: Literal["parts", "items"], missing: Literal["error", "unknown"]) -> pd.DataFrame:
     return cube_controls(old, new, sc, granularity=gran, missing=missing)
 
 
@@ -257,9 +258,9 @@ def benchmark_section() -> None:
     c2.number_input("Seed", min_value=0, max_value=2**31 - 1, value=0, key="rc_bench_seed", persist_state=PERSIST)
     if c3.button("Generate benchmark", key="act_rc_generate"):
         with guarded("generating the benchmark"):
-            params = (int(st.session_state["rc_bench_n"]), int(st.session_state["rc_bench_seed"]))
-            _bench(*params)
-            st.session_state[RcKeys.BENCH] = params
+            chosen = (int(st.session_state["rc_bench_n"]), int(st.session_state["rc_bench_seed"]))
+            _bench(*chosen)
+            st.session_state[RcKeys.BENCH] = chosen
             st.session_state[RcKeys.BASELINE] = False
     params = st.session_state.get(RcKeys.BENCH)
     if params is None:
@@ -372,12 +373,13 @@ def gate_section() -> None:
             st.info("No saved model, fragility or transport runs yet. Train a model on Data & groups, "
                     "or try the release-gate example in the editor above.")
             return
-        labels = {r.run_id: f"{r.audit_kind} · {r.dataset_name} · {r.model or '-'} · {r.run_id}" for r in runs.itertuples()}
+        labels = {r["run_id"]: f"{r['audit_kind']} · {r['dataset_name']} · {r['model'] or '-'} · {r['run_id']}"
+                  for r in runs.to_dict("records")}
         ids = list(labels)
         a, b = st.columns(2)
-        a.multiselect("Old: runs", ids, default=ids[:1], format_func=labels.get, key="rc_gate_old_runs", persist_state=PERSIST)
+        a.multiselect("Old: runs", ids, default=ids[:1], format_func=lambda i: labels[i], key="rc_gate_old_runs", persist_state=PERSIST)
         b.multiselect("New: runs (the same runs to compare rules or scope)", ids, default=ids[:1],
-                      format_func=labels.get, key="rc_gate_new_runs", persist_state=PERSIST)
+                      format_func=lambda i: labels[i], key="rc_gate_new_runs", persist_state=PERSIST)
         # one default for both sides: the gate compares only what the user changed
         same = DEPLOYMENT_SCOPES.index(DEFAULT_GATE_SCOPE)
         a.selectbox("Old deployment scope", DEPLOYMENT_SCOPES, index=same, key="rc_gate_old_scope", persist_state=PERSIST)

@@ -80,7 +80,8 @@ def _label(runs: pd.DataFrame) -> Callable[[str], str]:
         if run_id not in info.index:
             return run_id
         r = info.loc[run_id]
-        return f"{r['created_at'][:19].replace('T', ' ')} · {run_id[-8:]} · {r['audit_kind']} · {r['dataset_name']} · {r['model'] or '—'} · {r['status']}"
+        return (f"{r['created_at'][:19].replace('T', ' ')} · {run_id[-8:]} · {r['audit_kind']} · {r['dataset_name']} · "
+                f"{r['model'] or '—'} · {r['status']}")
 
     return fmt
 
@@ -97,7 +98,7 @@ def filtered_runs() -> pd.DataFrame:
     kinds = c1.multiselect("Audit kind", sorted(runs["audit_kind"].unique()), key="ru_kind", persist_state=PERSIST)
     models = c2.multiselect("Model", sorted(runs["model"].dropna().unique()), key="ru_model", persist_state=PERSIST)
     fps = runs.drop_duplicates("dataset_fingerprint")
-    fp_label = dict(zip(fps["dataset_fingerprint"], fps["dataset_name"]))
+    fp_label = dict(zip(fps["dataset_fingerprint"], fps["dataset_name"], strict=True))
     fingerprint = c3.selectbox(
         "Dataset (fingerprint)",
         [_ALL, *fp_label],
@@ -164,7 +165,7 @@ def show_record(record: RunRecord, *, key: str) -> None:
         figs = None
     if figs == [] and record.tables:
         st.caption(f"No figures are registered for audit kind {code(record.audit_kind)}; showing its tables.")
-    for i, (title, fig) in enumerate(figs or []):
+    for i, (_title, fig) in enumerate(figs or []):
         st.plotly_chart(fig, key=f"view_ru_{key}_fig_{i}")
     for name, df in record.tables.items():
         with st.expander(f"Table {code(name)} · {df.shape[0]:,} × {df.shape[1]:,}"):
@@ -195,11 +196,13 @@ def run_view_section(runs: pd.DataFrame) -> None:
             key="act_ru_dl_html",
         )
         c2.download_button(
-            "JSON bundle", data=functools.partial(export_bundle, record), file_name=f"run-{safe}.json", mime="application/json", key="act_ru_dl_bundle"
+            "JSON bundle", data=functools.partial(export_bundle, record), file_name=f"run-{safe}.json", mime="application/json",
+            key="act_ru_dl_bundle",
         )
         clash = _parquet_clash(record)
         c3.download_button(
-            "Parquet tables (zip)", data=functools.partial(parquet_zip, record), file_name=f"tables-{safe}.zip", mime="application/zip", key="act_ru_dl_parquet",
+            "Parquet tables (zip)", data=functools.partial(parquet_zip, record), file_name=f"tables-{safe}.zip", mime="application/zip",
+            key="act_ru_dl_parquet",
             disabled=clash is not None, help=clash,
         )
         _model_card(c5, run_id, record)
@@ -295,7 +298,7 @@ def compare_section(runs: pd.DataFrame) -> None:
         if changes is not None:
             counts = change_directions(changes).value_counts()
             cols = st.columns(4)
-            for col, what in zip(cols, ("better", "worse", "changed", "only in one run")):
+            for col, what in zip(cols, ("better", "worse", "changed", "only in one run"), strict=True):
                 n = int(counts.get(what, 0)) if what != "only in one run" else int(counts.get("only in A", 0) + counts.get("only in B", 0))
                 col.metric(f"Verdicts {what}" if what != "changed" else "Verdicts changed (no order)", n)
         link = RECEIPT_GATE_HOOK(ra, rb)

@@ -26,13 +26,15 @@ from audit_core.transport import DEFAULT_TOLERANCES, MAPPINGS, TransportConfig, 
 from audit_core.transport.headline import HEADLINE_RULE, HeadlineSlice, mapping_words, model_words, recorded_headline
 from audit_core.transport.multiclass.run import (MC_TOLERANCES, MulticlassTransportAudit, is_multiclass_definition,
                                                 run_multiclass_transport)
+from audit_core.transport.results import TransportResult
 from components.counts import count_input
 from components import jobs
 from components.feedback import code, guarded, md_escape
 from components.state import PERSIST, ResultSlot, current_provenance, declaration_digest, registry, workspace_key
 
 __all__ = ["RESULT_KEY", "RESULT_SLOT", "LOCK_KEY", "HEADLINE_LOCK_KEY", "JOB", "sync_with_declaration",
-           "declaration_section", "scores_choice", "on_scores", "model_section", "setup_form", "model_note", "tolerance_section", "locked_headline",
+           "declaration_section", "scores_choice", "on_scores", "model_section", "setup_form", "model_note",
+           "tolerance_section", "locked_headline",
            "run_section", "verdict_table", "harm_table", "downloads", "headline_of", "view_selectors",
            "slice_caption"]
 
@@ -195,8 +197,7 @@ def model_section(ws: Workspace | None) -> tuple[dict, Any]:
     ``fixed_model``) and the fixed model (or None).
     """
     kind = dict(ws.model.spec).get("kind") if ws is not None else None
-    imported = ws is not None and kind not in ZOO
-    if imported:
+    if ws is not None and kind not in ZOO:  # an imported model
         _default("tr_model_mode", AS_IS)
         st.radio(f"Model: the imported model {code(ws.model.spec.get('source', kind))}", (AS_IS, REFIT),
                  key="tr_model_mode", persist_state=PERSIST, horizontal=True)
@@ -210,7 +211,7 @@ def model_section(ws: Workspace | None) -> tuple[dict, Any]:
     _default("tr_models", [kind] if kind in ZOO else ["logistic_regression"])
     st.multiselect("Models (refitted on each refit's train partition; the first is the primary model)", list(ZOO),
                    format_func=lambda k: ZOO[k][0], key="tr_models", persist_state=PERSIST)
-    opts, _ = model_options(ws) if kind in ZOO else ({"model_params": {}}, None)
+    opts, _ = model_options(ws) if ws is not None and kind in ZOO else ({"model_params": {}}, None)
     params = opts.get("model_params", {})
     chosen = list(st.session_state["tr_models"])
     if kind in ZOO:
@@ -279,7 +280,7 @@ def run_section(table, ds_config, decl: dict, options: dict, tolerances: dict | 
     no_scores = "score_columns" in options and not options["score_columns"]  # predictions chosen, no column named
     disabled = tolerances is None or not decl["targets"] or no_scores or (job is not None and job.running)
     c1, c2 = st.columns([1, 4])
-    if c1.button("Run transport audit", type="primary", key="act_tr_run", disabled=disabled):
+    if c1.button("Run transport audit", type="primary", key="act_tr_run", disabled=disabled) and tolerances is not None:
         with guarded("running the transport audit"):
             if fixed is not None and decl["targets"][0] != fixed_target:
                 raise fail("TRANSPORT_FIXED_MODEL_TARGET", label=options.get("fixed_model"), target=fixed_target)
@@ -325,6 +326,7 @@ def _start(table, ds_config, decl: dict, options: dict, tolerances: dict, fixed=
 
     def work(job: jobs.Job):
         job.progress(0.0, "Declaring…")
+        result: TransportResult
         if multiclass:
             result = run_multiclass_transport(ds.frame, config=cfg, tolerances=mc_tol, progress=job.progress,
                                               should_cancel=job.stop_requested)
@@ -391,7 +393,8 @@ def id_ood_table(table: pd.DataFrame, *, model: str, mapping: str, weighting: st
     t = table[(table["analysis"] == "metrics") & (table["condition"] == "clean") & (table["model"] == model)
               & (table["mapping"] == mapping) & (table["weighting"] == weighting)]
     g = t.groupby(["metric", "domain"])["value"].agg(["mean", "std"]).unstack("domain")
-    g.columns = [f"{d} {s}" for s, d in g.columns]
+    assert isinstance(g, pd.DataFrame)  # a (metric, domain) index unstacks to a frame
+    g.columns = [f"{c[1]} {c[0]}" for c in g.columns]  # (statistic, domain) pairs: "ood mean"
     return g.reset_index()
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import csv
 import io
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 import pandas as pd
@@ -80,7 +81,7 @@ def column_names(first_row: list[str], has_header: bool, opts: ReadOptions, name
 def _sample_rows(sample: str, delim: str, name: str) -> list[list[str]]:
     try:
         if delim == WHITESPACE:
-            rows = (split_line(line, delim) for line in sample.splitlines())
+            rows: Iterable[list[str]] = (split_line(line, delim) for line in sample.splitlines())
         else:
             # newline="": let csv see "\r" line ends (old Mac files) instead of raising.
             rows = csv.reader(io.StringIO(sample, newline=""), delimiter=delim, skipinitialspace=True)

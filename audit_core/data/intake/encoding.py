@@ -173,7 +173,7 @@ def _implausible(word: str) -> bool:
         run = run + 1 if _script(c) == "LATIN" else 0
         if run >= 3:
             return True
-    scripts = {_script(c) for c, is_letter in zip(word, letters) if is_letter}
+    scripts = {_script(c) for c, is_letter in zip(word, letters, strict=True) if is_letter}
     return len(scripts - {"CJK"}) > 1
 
 

@@ -258,13 +258,13 @@ def read_tables(
     first = parts[0]
     base = _text_base(first, names[0], None)
     base["warnings"] += tuple(p.encoding_warning for p in parts[1:] if p.encoding_warning is not None)
-    base.update(sources=tuple((n, len(p.frame)) for p, n in zip(parts, names)), source_column=column)
+    base.update(sources=tuple((n, len(p.frame)) for p, n in zip(parts, names, strict=True)), source_column=column)
     if any(p.has_header != first.has_header for p in parts):
         base["header_note"] = "First row: " + "; ".join(
-            f"{n} {'header' if p.has_header else 'data'}" for p, n in zip(parts, names)) + "."
+            f"{n} {'header' if p.has_header else 'data'}" for p, n in zip(parts, names, strict=True)) + "."
     encodings = {p.encoding for p in parts}
     delimiters = {p.delimiter for p in parts}
-    frames = [p.frame.assign(**{column: n}) for p, n in zip(parts, names)]
+    frames = [p.frame.assign(**{column: n}) for p, n in zip(parts, names, strict=True)]
     del parts, first, cells, expanded  # the stacked frame is then the only copy of the cells
     owned = [pd.concat(frames, ignore_index=True)]
     del frames

@@ -308,11 +308,11 @@ def looks_integer(text: str) -> bool:
     return text.lstrip("+-").isdigit()
 
 
-def _convert(out: dict, conversions: list, col: str, s: pd.Series, conv: str) -> None:
+def _convert(out: pd.DataFrame, conversions: list, col: str, s: pd.Series, conv: str) -> None:
     num = _numbers(s.dropna(), conv)
     if num.isna().any():
         return
-    full = pd.Series(np.nan, index=s.index)
+    full: pd.Series = pd.Series(np.nan, index=s.index)
     full[s.notna()] = num.to_numpy(dtype=float)
     if not s.isna().any() and bool((full == full.round()).all()) and bool((full.abs() < 2**53).all()):
         full = full.astype(np.int64)

@@ -137,8 +137,11 @@ def compare_fr_resmlp(
     for i, (name, a, g) in enumerate(variants):
         lo, hi = i / len(variants), (i + 1) / len(variants)
         t0 = time.perf_counter()
-        m = fitted_fr_resmlp(ws, params={**shared, "alpha": a, "gamma": g},
-                             progress=lambda f, msg, lo=lo, hi=hi, name=name: report(lo + 0.7 * (hi - lo) * f, f"{name}: {msg}"))
+
+        def fit_progress(f: float, msg: str, lo: float = lo, hi: float = hi, name: str = name) -> None:
+            report(lo + 0.7 * (hi - lo) * f, f"{name}: {msg}")
+
+        m = fitted_fr_resmlp(ws, params={**shared, "alpha": a, "gamma": g}, progress=fit_progress)
         secs = time.perf_counter() - t0
         report(lo + 0.7 * (hi - lo), f"{name}: certifying {len(X)} held-out cases")
         held = holdout_metrics(m, ds.frame.iloc[ws.test_index], y_all[ws.test_index], split="test").set_index("metric")["value"]

@@ -34,7 +34,7 @@ def _check_params(est: "FRResMLPClassifier") -> None:
 try:  # sklearn conventions (get_params / set_params / score) without requiring them
     from sklearn.base import BaseEstimator, ClassifierMixin
 except ImportError:  # pragma: no cover - sklearn is a core requirement
-    BaseEstimator, ClassifierMixin = object, object  # type: ignore[assignment,misc]
+    BaseEstimator, ClassifierMixin = object, object
 
 
 class FRResMLPClassifier(ClassifierMixin, BaseEstimator):

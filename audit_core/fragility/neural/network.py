@@ -83,7 +83,7 @@ def torch_env(seed: int | None) -> Iterator[Any]:
 def build_network(n_features: int, n_classes: int, *, width: int, n_blocks: int, dropout: float):
     """The residual MLP as a ``torch.nn.Module`` (float64)."""
     torch = import_torch()
-    nn = torch.nn
+    nn: Any = torch.nn  # torch is imported lazily (an optional extra)
 
     class ResidualBlock(nn.Module):
         """``h + body(h)`` with body = LayerNorm → Linear → GELU → Dropout → Linear."""

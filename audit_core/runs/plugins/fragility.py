@@ -43,6 +43,7 @@ page, the report and the release gate read CLI and app runs alike.
 from __future__ import annotations
 
 import difflib
+import itertools
 from typing import Any
 
 import numpy as np
@@ -149,7 +150,7 @@ stress_draws, stress_seed, temperature, thresholds, weights.
             raise fail("CONFIG_BAD_VALUE", where=f"{where}.families[{i}]", expected="one of " + ", ".join(FAMILIES), got=f)
     out["families"] = list(fams)
     grid = _numbers(o.get("grid", list(_CFG.grid)), where=f"{where}.grid")
-    if not grid or any(not 0 < v <= 1 for v in grid) or any(b <= a for a, b in zip(grid, grid[1:])):
+    if not grid or any(not 0 < v <= 1 for v in grid) or any(b <= a for a, b in itertools.pairwise(grid)):
         raise fail("CONFIG_BAD_VALUE", where=f"{where}.grid", expected="increasing severities in (0, 1]", got=grid)
     out["grid"] = grid
     weights = _numbers(o.get("weights", list(_CFG.weights)), where=f"{where}.weights")
@@ -203,7 +204,7 @@ def audit_options(options: dict[str, Any]) -> AuditOptions:
     """The :class:`AuditOptions` of validated options."""
     cfg = FragilityConfig(
         k=options["k"], path=options["path"], families=tuple(options["families"]), grid=tuple(options["grid"]),
-        n_draws=options["n_draws"], seed=options["seed"], weights=tuple(options["weights"]),  # type: ignore[arg-type]
+        n_draws=options["n_draws"], seed=options["seed"], weights=tuple(options["weights"]),
     )
     plain = {k: options[k] for k in (
         "max_cases", "case_seed", "donor_groups", "stress_draws", "stress_seed", "n_boot", "perm_repeats",

@@ -134,7 +134,7 @@ def run_model_audit(options: dict, *, context: AuditContext, progress: Progress)
     if options["refit_seeds"]:
         train = frame.iloc[ws.train_index]
         spec = ws.model.spec
-        items = [
+        refits = [
             RefitItem(
                 X_train=train.loc[:, list(ws.dataset.features)],
                 y_train=y[ws.train_index],
@@ -149,7 +149,7 @@ def run_model_audit(options: dict, *, context: AuditContext, progress: Progress)
             )
             for s in options["refit_seeds"]
         ]
-        rows = context.execution.map(refit_job, items, progress=lambda d, t: progress(d, t, "refits"))
+        rows = context.execution.map(refit_job, refits, progress=lambda d, t: progress(d, t, "refits"))
         table = pd.DataFrame(rows, columns=["seed", "auroc", "accuracy", "log_loss"])
         table["seed"] = table["seed"].astype("int64")
         tables["seed_variability"] = table

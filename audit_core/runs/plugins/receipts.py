@@ -38,7 +38,7 @@ config error (exit 2) and no run is saved.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import pandas as pd
 
@@ -124,7 +124,7 @@ def _run_cube(options: dict[str, Any], progress: Progress) -> AuditResult:
     base = Path("/")
     old = _read_state(options["old"], where="old", label="old state", base=base)
     new = _read_state(options["new"], where="new", label="new state", base=base)
-    missing = "unknown" if options["unknown_grounds"] else "error"
+    missing: Literal["unknown", "error"] = "unknown" if options["unknown_grounds"] else "error"
     gran = options["granularity"]
     progress(0, 2, "cube")
     sc = execute_state_cube(old, new, granularity=gran, mode="full", missing=missing)

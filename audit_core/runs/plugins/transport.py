@@ -133,6 +133,7 @@ def model_spec(options: dict, config: AuditConfig) -> dict:
 
 def run(options: dict, *, context: AuditContext, progress: Progress) -> AuditResult:
     """Run the protocol on the config's dataset; the domain declaration must be present."""
+    assert context.data is not None  # a transport audit's config has data (load_data)
     ds = context.data.dataset
     opts = {k: tuple(v) if isinstance(v, list) else v for k, v in options.items()}
     tick = lambda f, m: progress(int(1000 * f), 1000, m)  # noqa: E731

@@ -151,15 +151,15 @@ def _utcnow() -> _dt.datetime:
     The rest of the package calls it as ``_records._utcnow()``, so patching
     ``audit_core.runs.registry._records._utcnow`` fixes every timestamp it writes.
     """
-    return _dt.datetime.now(_dt.timezone.utc)
+    return _dt.datetime.now(_dt.UTC)
 
 
 def _iso(ts: _dt.datetime) -> str:
-    return ts.astimezone(_dt.timezone.utc).isoformat(timespec="microseconds")
+    return ts.astimezone(_dt.UTC).isoformat(timespec="microseconds")
 
 
 def _new_run_id(ts: _dt.datetime) -> str:
-    stamp = ts.astimezone(_dt.timezone.utc).strftime("%Y%m%dT%H%M%S%f")
+    stamp = ts.astimezone(_dt.UTC).strftime("%Y%m%dT%H%M%S%f")
     return f"{stamp}-{secrets.token_hex(4)}"
 
 

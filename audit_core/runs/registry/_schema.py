@@ -16,7 +16,7 @@ import urllib.parse
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Self
+from typing import TYPE_CHECKING, Any, Self
 
 from audit_core.errors import AuditInputError, fail
 
@@ -134,6 +134,9 @@ class _RegistryFile:
     read_only_reason: str | None = None
     _immutable = False
     _older_version: int | None = None  # a readable older schema, open read-only until upgraded
+
+    if TYPE_CHECKING:  # the constructor is RunRegistry's; upgrade() builds the subclass it is called on
+        def __init__(self, path: str | Path | None = None, *, read_only: bool = False) -> None: ...
 
     @property
     def read_only(self) -> bool:

@@ -83,5 +83,5 @@ def multiclass_figure_tables(audit) -> dict[str, pd.DataFrame]:
                 ids = dict(domain=dom, model=m, mapping=mp, refits=c.n_refits)
                 rel.append(top_label_bins(np.concatenate(ys), np.concatenate(Ps), n_bins=c.n_bins,
                                           seed=int(c.seed) + 31).assign(**ids))
-                curves.append(mean_curve([_curve(y, P) for y, P in zip(ys, Ps)], _GRID).assign(**ids))
+                curves.append(mean_curve([_curve(y, P) for y, P in zip(ys, Ps, strict=True)], _GRID).assign(**ids))
     return {"reliability": pd.concat(rel, ignore_index=True), "curves": pd.concat(curves, ignore_index=True)}

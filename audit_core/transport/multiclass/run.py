@@ -192,7 +192,7 @@ class MulticlassTransportAudit(TransportAudit):
         super().declare(source, target)
         src = list(self._label_classes["source"][c.primary_target])
         tgt = list(self._label_classes.get("target", {}).get(c.primary_target, src))
-        if tgt != src:  # the target lacks a class (a class only the target holds is refused in declare)
+        if tgt != src and self._ytgt is not None:  # the target lacks a class (a class only the target holds is refused in declare)
             code = np.array([src.index(name) for name in tgt])
             self._ytgt[c.primary_target] = code[self._ytgt[c.primary_target]]  # the source's codes
         self.classes = tuple(src)
@@ -231,11 +231,18 @@ class MulticlassTransportAudit(TransportAudit):
         for i, (r, m) in enumerate(units):
             self._tick(i / len(units), f"Fitting {m}, refit {r + 1} of {c.n_refits}")
             tr, cal, sel = (self._source_rows(r, p) for p in ("train", "calibration", "selection"))
-            w = (lambda idx: None if self._wsrc is None else self._wsrc[idx])
-            fm = self._model if c.on_scores else train_model(
-                self._src.iloc[tr], y[tr], spec=ModelSpec(kind=m, seed=self._split_seeds[r], params=c.model_params.get(m, {})),
-                numeric=c.numeric, categorical=c.categorical, missing_indicators=c.missing_indicators,
-                sample_weight=w(tr), classes=[str(x) for x in self.classes])
+
+            def w(idx):
+                return None if self._wsrc is None else self._wsrc[idx]
+
+            spec = ModelSpec(kind=m, seed=self._split_seeds[r], params=c.model_params.get(m, {}))
+            if c.on_scores:
+                assert self._model is not None  # the scored model, made from the score columns in declare()
+                fm = self._model
+            else:
+                fm = train_model(self._src.iloc[tr], y[tr], spec=spec, numeric=c.numeric, categorical=c.categorical,
+                                 missing_indicators=c.missing_indicators, sample_weight=w(tr),
+                                 classes=[str(x) for x in self.classes])
             raw = {"calibration": _clip(fm.predict_proba(self._src.iloc[cal])),
                    "selection": _clip(fm.predict_proba(self._src.iloc[sel])),
                    "id_test": _clip(fm.predict_proba(self._src.iloc[self._source_rows(r, "id_test")]))}
@@ -331,9 +338,14 @@ class MulticlassTransportAudit(TransportAudit):
         self._done.append("heterogeneity")
         return self
 
+    def run(self, source: pd.DataFrame, target: pd.DataFrame | None = None) -> MulticlassTransportResult:
+        result = super().run(source, target)  # ends with self.result()
+        assert isinstance(result, MulticlassTransportResult)
+        return result
+
     def result(self) -> MulticlassTransportResult:
         if len(self._done) != len(STAGES):
-            return super().result()  # the stage-order refusal
+            super().result()  # raises the stage-order refusal
         table = _finalise(pd.DataFrame(self._rows))
         extras = {**{k: v for k, v in self.tables.items() if k != "verdicts"}, **multiclass_figure_tables(self)}
         return MulticlassTransportResult(table=table, verdicts=self.tables.get("verdicts", pd.DataFrame()),
