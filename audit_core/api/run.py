@@ -98,8 +98,8 @@ def fragility_audit(
     test_size : float, default 0.25
         Held-out share; the audited cases are drawn from it.
     options : AuditOptions, optional
-        The audit's options (cases, depth, operators, stressors, bootstrap, seeds); see Default: ``AuditOptions()``.
-        :class:`~audit_core.fragility.audit.AuditOptions`.
+        The audit's options (cases, depth, operators, stressors, bootstrap, seeds); see
+        :class:`~audit_core.fragility.audit.AuditOptions`. Default: ``AuditOptions()``.
     progress : callable(fraction, message), optional
 
     Returns
