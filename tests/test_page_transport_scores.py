@@ -51,8 +51,13 @@ def test_predictions_instead_of_a_model_run_on_the_named_probability_column(regi
     assert not at.exception, at.exception
     assert at.radio(key="tr_input").value == MODEL_INPUT
     assert not [m for m in at.multiselect if m.key == "tr_score_columns"]
+    assert [m for m in at.multiselect if m.key == "tr_stresses"]  # a model run offers the stresses
     at.radio(key="tr_input").set_value(SCORES_INPUT).run()
     assert "p_yes" in at.multiselect(key="tr_score_columns").options
+    # on scores the stresses are not offered (they need a model); the section says so instead
+    assert not [m for m in at.multiselect if m.key == "tr_stresses"]
+    assert not [n for n in at.number_input if n.key in ("tr_m", "tr_sets", "tr_cap")]
+    assert any("stresses need a model that can score changed records" in c.value for c in at.caption)
     at.button(key="act_tr_lock").click().run()
     assert at.button(key="act_tr_run").disabled  # no probability column named yet
     assert any("Name the probability columns" in c.value for c in at.caption)

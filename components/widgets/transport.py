@@ -253,17 +253,21 @@ def setup_form(ws: Workspace | None = None, *, scores: tuple[str, ...] | None = 
     d2.multiselect("Conformal α", [0.01, 0.05, 0.1, 0.2, 0.3], key="tr_alphas", persist_state=PERSIST)
     d3.multiselect("Selection rates s", [0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 1.0], key="tr_rates", persist_state=PERSIST)
     st.subheader("6–7 · Stresses and heterogeneity")
+    ss = st.session_state
+    options = dict(n_refits=int(ss["tr_refits"]), seed=int(ss["tr_seed"]), **model_opts,
+                   mappings=tuple(ss["tr_mappings"]), n_bootstrap=int(ss["tr_bootstrap"]),
+                   alphas=tuple(sorted(ss["tr_alphas"])), selection_rates=tuple(sorted(ss["tr_rates"])))
+    if scores is not None:  # the stresses score changed records: no settings to offer
+        st.caption("The target-definition and evidence-degradation stresses need a model that can score changed "
+                   "records, so they are not run on your scores. Subgroup heterogeneity and the feature shift run.")
+        return {**options, "stresses": ()}, fixed
     e1, e2, e3, e4 = st.columns(4)
     e1.multiselect("Stresses", ["target_definition", "degradation"], key="tr_stresses", persist_state=PERSIST)
     count_input(e2, "Feature budget m", count="depth", key="tr_m", persist_state=PERSIST, min_value=1, step=1)
     count_input(e3, "Random sets J per refit", count="random_sets", key="tr_sets", persist_state=PERSIST, min_value=2, step=1)
     count_input(e4, "Row cap per test set (stress)", count="rows", key="tr_cap", persist_state=PERSIST, min_value=200, step=500)
-    ss = st.session_state
-    return dict(n_refits=int(ss["tr_refits"]), seed=int(ss["tr_seed"]), **model_opts,
-                mappings=tuple(ss["tr_mappings"]), n_bootstrap=int(ss["tr_bootstrap"]),
-                alphas=tuple(sorted(ss["tr_alphas"])), selection_rates=tuple(sorted(ss["tr_rates"])),
-                stresses=tuple(ss["tr_stresses"]), degradation_m=int(ss["tr_m"]), n_random_sets=int(ss["tr_sets"]),
-                stress_max_rows=int(ss["tr_cap"])), fixed
+    return {**options, "stresses": tuple(ss["tr_stresses"]), "degradation_m": int(ss["tr_m"]),
+            "n_random_sets": int(ss["tr_sets"]), "stress_max_rows": int(ss["tr_cap"])}, fixed
 
 
 def _value(frame: pd.DataFrame, column: str, text: str) -> Any:
