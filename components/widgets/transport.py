@@ -246,7 +246,9 @@ def setup_form(ws: Workspace | None = None, *, scores: tuple[str, ...] | None = 
                         "calibration, a logistic fit on ln p and ln(1 − p) that stays monotone. All are fitted on "
                         "the source calibration partition only.")
     st.caption("Source split 60/15/10/15 (train / probability calibration / selection & conformal / ID test), "
-               "stratified by target and subgroups, grouped by the declared group column.")
+               "stratified by target and subgroups, grouped by the declared group column."
+               + (" On your scores the train partition fits nothing; it is kept so that the other partitions are "
+                  "those of a model run on the same table and seed." if scores is not None else ""))
     st.subheader("4–5 · Evaluation and transported rules")
     d1, d2, d3 = st.columns(3)
     count_input(d1, "Bootstrap resamples", count="bootstrap", key="tr_bootstrap", persist_state=PERSIST, min_value=10, step=10)
