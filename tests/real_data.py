@@ -1,5 +1,8 @@
 """Public datasets from ``../shared/datasets/`` read as shipped, through the library's own config reader.
 
+``AUDIT_SHARED_DATASETS`` names another folder (a git worktree's ``..`` is not the
+project's parent).
+
 UCI ``adult.data`` has no header and codes missing values as ``?``; the
 config's ``column_names`` and ``na_values`` say so (the file itself is read
 unchanged). Under ``CI=true`` a missing dataset fails the test; elsewhere it
@@ -13,7 +16,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-DATASETS = ROOT.parent / "shared" / "datasets"
+DATASETS = Path(os.environ.get("AUDIT_SHARED_DATASETS") or ROOT.parent / "shared" / "datasets")
 ADULT = DATASETS / "uci_adult" / "adult.data"
 ADULT_COLUMNS = ["age", "workclass", "fnlwgt", "education", "education-num", "marital-status", "occupation",
                  "relationship", "race", "sex", "capital-gain", "capital-loss", "hours-per-week", "native-country",

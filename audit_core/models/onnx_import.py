@@ -189,7 +189,9 @@ class OnnxClassifier:
             p = np.array([[row[c] for c in self.classes_.tolist()] for row in out], dtype=float)
         else:
             p = np.asarray(out, dtype=float).reshape(len(X), -1)
-        return np.column_stack([1.0 - p[:, 0], p[:, 0]]) if p.shape[1] == 1 else p
+        if p.shape[1] == 1:
+            return np.column_stack([1.0 - p[:, 0], p[:, 0]])
+        return p / p.sum(axis=1, keepdims=True)  # float32 rows sum to 1 within ~1e-7; make it exact in float64
 
     def _column_name(self, position: int) -> str:
         return self.codes.columns[position]
@@ -353,8 +355,8 @@ def load_onnx(data: bytes, *, name: str, table: pd.DataFrame) -> FittedModel:
     codes = RawTextCodes(columns, {c: sorted(set(_as_text(table[c]))) for c in text}) if text else None
     est = OnnxClassifier(data, feeds=feeds, output=output, classes=classes, codes=codes)
     try:
-        est.predict_proba((codes.transform(table.iloc[:2][columns]) if codes else
-                           table.iloc[:2][columns].to_numpy(dtype=float)))
+        est.predict_proba(codes.transform(table.iloc[:2][columns]) if codes else
+                          table.iloc[:2][columns].to_numpy(dtype=float))
     except Exception as exc:  # noqa: BLE001 - ONNX Runtime refuses graphs it cannot run
         raise fail("IMPORT_UNREADABLE", name=name, fmt="ONNX", detail=" ".join(str(exc).split())[:200]) from None
     kinds = ["categorical" if c in text else "numeric" for c in columns]
