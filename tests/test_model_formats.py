@@ -220,3 +220,51 @@ def test_transport_tables_agree(workspaces, files, native, converted):
     # amplify the float32 rounding to about 3e-6 relative; everything else agrees within 1e-6
     rtol = 0 if files[converted][1] == "exact" else F32_STAT_RTOL
     np.testing.assert_allclose(vb[finite], va[finite], rtol=rtol, atol=EXACT)
+
+
+def _mlflow_zip() -> bytes:
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as zf:
+        zf.writestr("model/MLmodel", "artifact_path: model\nflavors:\n  python_function:\n    loader_module: "
+                                     "mlflow.sklearn\n  sklearn:\n    pickled_model: model.pkl\n")
+        zf.writestr("model/model.pkl", pickle.dumps({"not": "opened"}))
+    return buf.getvalue()
+
+
+def test_seven_files_a_new_user_has(german, files):
+    """Each file imports, or is refused with a message that names its format and the way forward."""
+    seven = {
+        "model.skops": files["pipe.skops"][0],
+        "model.txt": files["lgb.txt"][0],
+        "model.pkl": pickle.dumps({"model": "a pickled estimator"}),
+        "model.json": files["xgb.json"][0],
+        "model.onnx": files["pipe32.onnx"][0],
+        "model.cbm": b"CBM1" + bytes(16),
+        "mlflow_model.zip": _mlflow_zip(),
+    }
+    outcomes, messages = {}, {}
+    for name, data in seven.items():
+        try:
+            model = import_model(data, name=name, table=german.frame)
+        except AuditInputError as err:
+            outcomes[name], messages[name] = err.code, err.message
+        else:
+            outcomes[name] = model.spec["kind"]
+            assert model.predict_proba(german.frame.head(5)).shape == (5, 2)
+    assert outcomes == {
+        "model.skops": "imported_skops",
+        "model.txt": "imported_lightgbm_text",
+        "model.pkl": "IMPORT_PICKLE",
+        "model.json": "imported_xgboost",
+        "model.onnx": "imported_onnx",
+        "model.cbm": "IMPORT_NOT_SUPPORTED_YET",
+        "mlflow_model.zip": "IMPORT_MLFLOW",
+    }
+    # each refusal names the format, and says what to do instead
+    assert messages["model.pkl"].startswith("'model.pkl' is a pickle file.")
+    assert "skops.io.dump(model, 'model.skops')" in messages["model.pkl"]
+    assert messages["model.cbm"].startswith("'model.cbm' looks like a CatBoost model")
+    assert "model.save_model('model.onnx', format='onnx')" in messages["model.cbm"]
+    assert messages["mlflow_model.zip"].startswith("'mlflow_model.zip' is an MLflow model (flavour(s): "
+                                                   "python_function, sklearn).")
+    assert "mlflow.sklearn.load_model(path) and save it with skops.io.dump" in messages["mlflow_model.zip"]

@@ -66,7 +66,7 @@ register_messages(
         ),
         "IMPORT_ONNX_NO_PROBABILITIES": (
             "The ONNX model in {name!r} has no class-probability output (outputs: {outputs}). Import a classifier "
-            "whose graph outputs probabilities (a ZipMap or a 2-D float tensor)."
+            "whose graph outputs probabilities (a ZipMap, or a float tensor with one column per class)."
         ),
     }
 )
@@ -189,8 +189,6 @@ class OnnxClassifier:
             p = np.array([[row[c] for c in self.classes_.tolist()] for row in out], dtype=float)
         else:
             p = np.asarray(out, dtype=float).reshape(len(X), -1)
-        if p.shape[1] == 1:
-            return np.column_stack([1.0 - p[:, 0], p[:, 0]])
         return p / p.sum(axis=1, keepdims=True)  # float32 rows sum to 1 within ~1e-7; make it exact in float64
 
     def _column_name(self, position: int) -> str:
@@ -220,7 +218,10 @@ def _probability_output(graph, name: str) -> tuple[str, Any]:
     for out in graph.output:  # a ZipMap output: a sequence of maps
         if out.type.HasField("sequence_type") and out.type.sequence_type.elem_type.HasField("map_type"):
             return out.name, producers.get(out.name)
-    tensors = [o for o in graph.output if _elem_type(o)[0] in _FLOAT_TYPES and len(_elem_type(o)[1]) == 2]
+    # a 2-D float tensor of at least two columns (a width-1 output is a score or a regression, not probabilities);
+    # one of unknown width only when its name says so
+    tensors = [o for o in graph.output if _elem_type(o)[0] in _FLOAT_TYPES and len(_elem_type(o)[1]) == 2
+               and _elem_type(o)[1][1] != 1 and (_elem_type(o)[1][1] or "prob" in o.name.lower())]
     named = [o for o in tensors if "prob" in o.name.lower()]
     chosen = named or tensors
     if len(chosen) != 1:
@@ -346,8 +347,8 @@ def load_onnx(data: bytes, *, name: str, table: pd.DataFrame) -> FittedModel:
                        for e in t.external_data if e.key == "location"})
     if external or any(t.data_location == onnx.TensorProto.EXTERNAL for t in model.graph.initializer):
         raise fail("IMPORT_ONNX_EXTERNAL_DATA", name=name, files=", ".join(repr(f) for f in external[:5]) or "unnamed")
+    output, producer = _probability_output(model.graph, name)  # first: a regressor is refused as one
     columns, feeds = _match_inputs(model, table, name)
-    output, producer = _probability_output(model.graph, name)
     out_info = next(o for o in model.graph.output if o.name == output)
     dims = _elem_type(out_info)[1]
     classes = _class_labels(model.graph, producer, dims[1] if len(dims) == 2 else None)
