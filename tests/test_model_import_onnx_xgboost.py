@@ -297,3 +297,32 @@ def test_a_reader_crash_in_the_child_is_a_declared_refusal(table, monkeypatch):
     msg = declared("IMPORT_UNREADABLE", import_model, data, name="m.ubj", table=X)
     assert msg == ("Could not read 'm.ubj' as a XGBoost model: XGBoost's reader crashed on it (signal 11): "
                    "the file is damaged")
+
+
+def test_data_and_groups_page_imports_an_onnx_model(tmp_path, monkeypatch):
+    from pathlib import Path
+
+    from lightgbm import LGBMClassifier
+    from onnx import helper
+    from onnxmltools import convert_lightgbm
+    from onnxmltools.convert.common.data_types import FloatTensorType
+    from streamlit.testing.v1 import AppTest
+
+    from audit_core.data.samples import load_sample
+
+    monkeypatch.setenv("AUDIT_REGISTRY_PATH", str(tmp_path / "registry.sqlite3"))
+    frame, _ = load_sample("breast_cancer")
+    cols = ["mean radius", "mean texture"]
+    clf = LGBMClassifier(n_estimators=20, verbose=-1, random_state=0).fit(
+        frame[cols], (frame["diagnosis"] == "malignant").astype(int))
+    model = convert_lightgbm(clf, initial_types=[("input", FloatTensorType([None, 2]))], target_opset=15, zipmap=False)
+    helper.set_model_props(model, {"feature_names": json.dumps(cols)})
+    at = AppTest.from_file(str(Path(__file__).resolve().parents[1] / "app.py"), default_timeout=300).run()
+    at.switch_page("pages/data_groups.py").run()
+    at.selectbox(key="dg_sample").set_value("breast_cancer").run()
+    at.file_uploader(key="up_model").set_value(("model.onnx", model.SerializeToString(), "application/octet-stream")).run()
+    at.button(key="act_import").click().run()
+    assert not at.exception, at.exception
+    assert not at.error, [e.value for e in at.error]
+    success = " ".join(s.value for s in at.success)
+    assert "Model ready: imported_onnx" in success and "saved as run" in success
