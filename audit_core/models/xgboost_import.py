@@ -20,7 +20,6 @@ still recognised and refused with that instruction.
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 
@@ -71,10 +70,9 @@ def _probe_in_child(data: bytes, name: str) -> None:
 
     A Python error in the child (a plain parse error) is left to the in-process load, which reports it.
     """
-    env = {**os.environ, "OMP_NUM_THREADS": "1"}
     try:
         done = subprocess.run([sys.executable, "-c", _PROBE], input=data, capture_output=True,
-                              timeout=_PROBE_SECONDS, env=env, check=False)
+                              timeout=_PROBE_SECONDS, check=False)
     except subprocess.TimeoutExpired:
         raise fail("IMPORT_UNREADABLE", name=name, fmt="XGBoost",
                    detail=f"XGBoost did not finish reading it in {_PROBE_SECONDS} s") from None
