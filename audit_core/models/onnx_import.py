@@ -36,7 +36,7 @@ native float64 model by about 1e-7 (relative). See ``docs/data.md``.
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import pandas as pd
@@ -154,7 +154,7 @@ class OnnxClassifier:
     def __init__(self, data: bytes, *, feeds, output: str, classes: tuple, codes: RawTextCodes | None) -> None:
         self.data, self.feeds, self.output, self.codes = data, list(feeds), output, codes
         self.classes_ = np.asarray(classes)
-        self._session = None
+        self._session: Any = None
 
     def __getstate__(self) -> dict[str, Any]:
         return {k: v for k, v in self.__dict__.items() if k != "_session"}
@@ -179,7 +179,8 @@ class OnnxClassifier:
         feed = {}
         for name, elem, cols in self.feeds:
             if elem == _STRING:
-                feed[name] = self.codes.decode(self._column_name(cols[0]), X[:, cols[0]]).reshape(-1, 1)
+                codes = cast(RawTextCodes, self.codes)  # set whenever an input is text
+                feed[name] = codes.decode(codes.columns[cols[0]], X[:, cols[0]]).reshape(-1, 1)
             elif elem in _INT_TYPES:
                 feed[name] = np.rint(X[:, cols]).astype(_INT_TYPES[elem])
             else:
@@ -190,9 +191,6 @@ class OnnxClassifier:
         else:
             p = np.asarray(out, dtype=float).reshape(len(X), -1)
         return p / p.sum(axis=1, keepdims=True)  # float32 rows sum to 1 within ~1e-7; make it exact in float64
-
-    def _column_name(self, position: int) -> str:
-        return self.codes.columns[position]
 
 
 def _elem_type(value_info) -> tuple[int | None, list[int | None]]:
@@ -261,12 +259,18 @@ def _single_tensor_names(model, inp, width: int | None, name: str) -> list[str]:
     raise fail("IMPORT_ONNX_NAMES_UNKNOWN", name=name, input=inp.name, width=width, detail=detail)
 
 
-def _match_inputs(model, table: pd.DataFrame, name: str) -> tuple[list[str], list[tuple[str, int, list[int]]]]:
+#: One graph input: its name, its element type and the matrix columns it reads.
+Feed = tuple[str, Any, list[int]]
+
+
+def _match_inputs(model, table: pd.DataFrame, name: str) -> tuple[list[str], list[Feed]]:
     """Raw columns in matrix order, and the feeds ``(input, element type, column positions)``; refuses mismatches."""
     graph = model.graph
     initialisers = {t.name for t in graph.initializer}
     inputs = [i for i in graph.input if i.name not in initialisers]
     problems: list[str] = []
+    columns: list[str] = []
+    feeds: list[Feed] = []
 
     def check(column: str, elem: int | None, where: str) -> None:
         if column not in table.columns:
@@ -294,7 +298,6 @@ def _match_inputs(model, table: pd.DataFrame, name: str) -> tuple[list[str], lis
             check(c, elem, f"feature {c!r} of input {inputs[0].name!r}")
         feeds = [(inputs[0].name, elem, list(range(len(columns))))]
     else:
-        columns, feeds = [], []
         for j, inp in enumerate(inputs):
             elem, dims = _elem_type(inp)
             if len(dims) == 2 and dims[1] not in (None, 1):
