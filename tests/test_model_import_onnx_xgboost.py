@@ -77,17 +77,29 @@ def test_onnx_pipeline_reads_raw_columns_and_text_as_codes(table, pipeline):
     assert m.spec["kind"] == "imported_onnx" and m.classes == (0, 1)
     assert m.input_columns == ("a", "b", "c") and m.default_grouping().names == ("a", "b", "c")
     np.testing.assert_allclose(m.predict_proba(X), pipeline.predict_proba(X), rtol=0, atol=1e-6)
-    # the text column is one coordinate: its code in the sorted values p, q, r
-    np.testing.assert_array_equal(m.transform(X.head(3))[:, 2], X["c"].head(3).map({"p": 0, "q": 1, "r": 2}))
+    # the text column is one coordinate: its code in the sorted values "" (missing), p, q, r
+    np.testing.assert_array_equal(m.transform(X.head(3))[:, 2], X["c"].head(3).map({"p": 1, "q": 2, "r": 3}))
+    missing = X.head(3).assign(c=[None, "p", None])  # as a stress sets it: the graph gets "" (an unknown level)
+    np.testing.assert_allclose(m.predict_proba(missing), pipeline.predict_proba(missing.fillna({"c": ""})),
+                               rtol=0, atol=1e-6)
+
+
+def test_missing_numbers_without_an_imputer_are_a_declared_error(table, pipeline):
+    X, _ = table
+    m = import_model(_pipeline_onnx(pipeline, X), name="pipe.onnx", table=X)
+    holes = X.head(4).assign(b=[1.0, np.nan, 2.0, np.nan])
+    msg = declared("IMPORT_ONNX_NOT_FINITE", m.predict_proba, holes)
+    assert msg == ("The ONNX model in 'pipe.onnx' returned NaN or infinite probabilities for 2 of 4 rows, for example "
+                   "a row with a missing value in column(s) 'b': its graph does not impute missing values.")
 
 
 def test_text_codes_round_to_a_category_and_refuse_unseen_values():
-    codes = RawTextCodes(["x", "c"], {"c": ["", "p", "q"]})
+    codes = RawTextCodes(["x", "c"], {"c": ["", "p", "q"]}, name="m.onnx")
     assert list(codes.decode("c", np.array([0.0, 0.6, 1.4, 2.2, 7.0]))) == ["", "p", "p", "q", "q"]
     frame = pd.DataFrame({"x": [1.0, 2.0], "c": ["q", None]})
     np.testing.assert_array_equal(codes.transform(frame), [[1.0, 2.0], [2.0, 0.0]])  # missing → ""
     msg = declared("IMPORT_ONNX_INPUTS", codes.transform, pd.DataFrame({"x": [1.0], "c": ["zz"]}))
-    assert "column 'c' holds value(s) 'zz' not seen" in msg
+    assert msg.startswith("The ONNX model in 'm.onnx' cannot read this table: column 'c' holds value(s) 'zz' not seen")
 
 
 def test_every_input_mismatch_is_named_in_one_refusal(table, pipeline):

@@ -64,6 +64,10 @@ register_messages(
             "machine's disk, so it is refused. Save it as one file (onnx.save_model(model, path, "
             "save_as_external_data=False))."
         ),
+        "IMPORT_ONNX_NOT_FINITE": (
+            "The ONNX model in {name!r} returned NaN or infinite probabilities for {n:,} of {total:,} rows, "
+            "for example a row with a missing value in column(s) {columns}: its graph does not impute missing values."
+        ),
         "IMPORT_ONNX_NO_PROBABILITIES": (
             "The ONNX model in {name!r} has no class-probability output (outputs: {outputs}). Import a classifier "
             "whose graph outputs probabilities (a ZipMap, or a float tensor with one column per class)."
@@ -99,10 +103,12 @@ class RawTextCodes:
         The model's raw input columns, in order.
     vocab : mapping str -> tuple of str
         For each text column, its sorted values (the empty string stands for a missing value).
+    name : str
+        The model's file name, for messages.
     """
 
-    def __init__(self, columns, vocab) -> None:
-        self.columns = tuple(columns)
+    def __init__(self, columns, vocab, *, name: str = "the imported model") -> None:
+        self.columns, self.name = tuple(columns), name
         self.vocab = {c: tuple(v) for c, v in vocab.items()}
         self._index = {c: {s: i for i, s in enumerate(v)} for c, v in self.vocab.items()}
 
@@ -115,7 +121,7 @@ class RawTextCodes:
                 codes = pd.Series(text).map(self._index[c])
                 unseen = sorted(set(text[codes.isna().to_numpy()]))
                 if unseen:
-                    raise fail("IMPORT_ONNX_INPUTS", name="the imported model",
+                    raise fail("IMPORT_ONNX_INPUTS", name=self.name,
                                problems=f"column {c!r} holds value(s) {', '.join(map(repr, unseen[:5]))} "
                                         "not seen when the model was imported")
                 out[:, j] = codes.to_numpy(dtype=float)
@@ -151,8 +157,10 @@ class OnnxClassifier:
         Decodes text columns.
     """
 
-    def __init__(self, data: bytes, *, feeds, output: str, classes: tuple, codes: RawTextCodes | None) -> None:
+    def __init__(self, data: bytes, *, feeds, output: str, classes: tuple, codes: RawTextCodes | None,
+                 name: str = "the imported model", columns: tuple[str, ...] = ()) -> None:
         self.data, self.feeds, self.output, self.codes = data, list(feeds), output, codes
+        self.name, self.columns = name, tuple(columns)
         self.classes_ = np.asarray(classes)
         self._session: Any = None
 
@@ -190,6 +198,12 @@ class OnnxClassifier:
             p = np.array([[row[c] for c in self.classes_.tolist()] for row in out], dtype=float)
         else:
             p = np.asarray(out, dtype=float).reshape(len(X), -1)
+        bad = ~np.isfinite(p).all(axis=1)
+        if bad.any():
+            first = X[np.flatnonzero(bad)[0]]
+            cols = [c for c, v in zip(self.columns, first) if np.isnan(v)] or ["(none)"]
+            raise fail("IMPORT_ONNX_NOT_FINITE", name=self.name, n=int(bad.sum()), total=len(X),
+                       columns=", ".join(repr(c) for c in cols[:5]))
         return p / p.sum(axis=1, keepdims=True)  # float32 rows sum to 1 within ~1e-7; make it exact in float64
 
 
@@ -356,8 +370,10 @@ def load_onnx(data: bytes, *, name: str, table: pd.DataFrame) -> FittedModel:
     dims = _elem_type(out_info)[1]
     classes = _class_labels(model.graph, producer, dims[1] if len(dims) == 2 else None)
     text = [c for (_, elem, cols) in feeds if elem == _STRING for c in (columns[cols[0]],)]
-    codes = RawTextCodes(columns, {c: sorted(set(_as_text(table[c]))) for c in text}) if text else None
-    est = OnnxClassifier(data, feeds=feeds, output=output, classes=classes, codes=codes)
+    # "" (a missing value) is always a category: a stress may set any value missing
+    vocab = {c: sorted(set(_as_text(table[c])) | {""}) for c in text}
+    codes = RawTextCodes(columns, vocab, name=name) if text else None
+    est = OnnxClassifier(data, feeds=feeds, output=output, classes=classes, codes=codes, name=name, columns=columns)
     try:
         est.predict_proba(codes.transform(table.iloc[:2][columns]) if codes else
                           table.iloc[:2][columns].to_numpy(dtype=float))
