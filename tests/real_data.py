@@ -1,5 +1,8 @@
 """Public datasets from ``../shared/datasets/`` read as shipped, through the library's own config reader.
 
+``AUDIT_DATASETS`` names another folder (a git worktree's ``..`` is not the
+project's parent).
+
 UCI ``adult.data`` has no header and codes missing values as ``?``; the
 config's ``column_names`` and ``na_values`` say so (the file itself is read
 unchanged). Under ``CI=true`` a missing dataset fails the test; elsewhere it

@@ -1,4 +1,4 @@
-"""Refusals that teach: pickle, joblib, MLflow, ONNX, XGBoost and CatBoost files are recognised unopened.
+"""Refusals that teach: pickle, joblib, MLflow and CatBoost files are recognised unopened.
 
 Every pickle here carries a tripwire whose unpickling would create a marker file; each test asserts the
 refusal's code and text and that the marker does not exist.
@@ -68,7 +68,9 @@ def test_pickle_every_protocol_refused_by_name_with_why_and_how(tmp_path, protoc
     assert msg.startswith("'model.bin' is a pickle file. It is refused without being opened")
     assert "runs whatever code the file names" in msg
     assert "skops.io.dump(model, 'model.skops')" in msg and "save_model('model.txt')" in msg
-    assert "Accepted: a scikit-learn model or pipeline saved with skops (.skops) or a LightGBM text model" in msg
+    assert "or an XGBoost model with model.save_model('model.json')" in msg
+    assert ("Accepted: a scikit-learn model or pipeline saved with skops (.skops), a LightGBM text model (.txt), "
+            "an ONNX classifier (.onnx) or an XGBoost model") in msg
     assert not marker.exists()
 
 
@@ -155,10 +157,13 @@ def test_mlflow_zip_lightgbm_flavour_says_how_to_save_as_text(tmp_path):
 
 def test_mlflow_flavour_without_a_route_and_a_bare_mlmodel_file(tmp_path):
     marker = tmp_path / "unpickled.marker"
+    h2o = _mlmodel("  h2o:\n    data: model.h2o\n  python_function:\n    loader_module: mlflow.h2o\n")
+    msg = _refusal("IMPORT_MLFLOW", _mlflow_zip(h2o, marker), "h2o.zip")
+    assert "(flavour(s): h2o, python_function)" in msg
+    assert "None of its flavours can be saved in an accepted format" in msg
     xgb = _mlmodel("  xgboost:\n    data: model.xgb\n  python_function:\n    loader_module: mlflow.xgboost\n")
     msg = _refusal("IMPORT_MLFLOW", _mlflow_zip(xgb, marker), "xgb.zip")
-    assert "(flavour(s): xgboost, python_function)" in msg
-    assert "None of its flavours can be saved as skops or LightGBM text" in msg
+    assert "mlflow.xgboost.load_model(path) and save it with model.save_model('model.json')" in msg
     msg = _refusal("IMPORT_MLFLOW", SKLEARN_MLMODEL, "MLmodel")
     assert "mlflow.sklearn.load_model(path)" in msg
     assert not marker.exists()
@@ -172,24 +177,36 @@ def test_mlmodel_is_read_with_the_safe_yaml_loader():
 
 
 @pytest.mark.parametrize(
-    ("data", "name", "kind"),
+    ("data", "name"),
     [
-        (b"\x08\x07\x12\x07skl2onnx", "clf.onnx", "an ONNX model"),
-        (b'{"learner":{"attributes":{},"feature_names":[]},"version":[2,0,3]}', "model.json", "an XGBoost model"),
-        (b"{L\x00\x00\x00\x00\x00\x00\x00\x07learner{", "model.ubj", "an XGBoost model"),
-        (b"CBM1\x00\x00\x00\x00", "model.bin", "a CatBoost model"),
-        (b"\x00\x01", "model.cbm", "a CatBoost model"),
+        (b"CBM1\x00\x00\x00\x00", "model.bin"),
+        (b"\x00\x01", "model.cbm"),
     ],
 )
-def test_other_frameworks_named_as_not_supported_yet(data, name, kind):
+def test_catboost_named_as_not_supported_with_the_onnx_export(data, name):
     msg = _refusal("IMPORT_NOT_SUPPORTED_YET", data, name)
-    assert msg.startswith(f"{name!r} looks like {kind}")
-    assert "which is not supported yet. Accepted: a scikit-learn model or pipeline saved with skops" in msg
+    assert msg.startswith(f"{name!r} looks like a CatBoost model, which is not supported yet.")
+    assert "Export it to ONNX where you trained it, with model.save_model('model.onnx', format='onnx')" in msg
+    assert "Accepted: a scikit-learn model or pipeline saved with skops" in msg
+
+
+@pytest.mark.parametrize(
+    ("data", "name", "fmt"),
+    [
+        (b"\x08\x07\x12\x07skl2onnx", "clf.onnx", "ONNX"),  # a header without a graph
+        (b'{"learner":{"attributes":{},"feature_names":[]},"version":[2,0,3]}', "model.json", "XGBoost"),
+        (b"{L\x00\x00\x00\x00\x00\x00\x00\x07learner{", "model.ubj", "XGBoost"),
+    ],
+)
+def test_onnx_and_xgboost_are_now_read_and_broken_files_are_unreadable(data, name, fmt):
+    msg = _refusal("IMPORT_UNREADABLE", data, name)
+    assert msg.startswith(f"Could not read {name!r} as a {fmt} model")
 
 
 def test_unknown_bytes_still_unknown():
     msg = _refusal("IMPORT_UNKNOWN_FORMAT", b"\x00\x01\x02 something", "model.bin")
     assert "Accepted: a scikit-learn model or pipeline saved with skops (.skops)" in msg
+    assert "an ONNX classifier (.onnx)" in msg
 
 
 def test_data_and_groups_page_shows_the_pickle_refusal(tmp_path, monkeypatch):

@@ -2,9 +2,11 @@
 
 * :mod:`~audit_core.models.zoo` — the model zoo (:data:`ZOO`), :class:`ModelSpec`, :class:`FittedModel`;
 * :mod:`~audit_core.models.training` — the :class:`Workspace` (dataset, split, model, grouping, baseline);
-* :mod:`~audit_core.models.importing` — import a skops file (trusted types only) or a LightGBM text model;
-* :mod:`~audit_core.models.refusals` — recognise pickle, joblib, MLflow, ONNX, XGBoost and CatBoost files unopened
-  and refuse each with a way forward;
+* :mod:`~audit_core.models.importing` — import a skops file (trusted types only), a LightGBM text model, an ONNX
+  classifier (:mod:`~audit_core.models.onnx_import`) or an XGBoost JSON/UBJ model
+  (:mod:`~audit_core.models.xgboost_import`, optional extra);
+* :mod:`~audit_core.models.refusals` — recognise pickle, joblib, MLflow and CatBoost files unopened and refuse each
+  with a way forward;
 * :mod:`~audit_core.models.audit` — the ``model`` audit's seeded work items (AUROC bootstrap, refits by seed);
 * :mod:`~audit_core.models.scores` — a table's probability columns as a model (bring your own scores);
 * :mod:`~audit_core.models.probs` — probability conventions (clipping, pseudo-logits, margins, confidence);

@@ -1,8 +1,8 @@
 """Import a user's own model through safe formats only.
 
-Two formats are accepted, and nothing is ever unpickled (pickle, joblib, MLflow,
-ONNX, XGBoost and CatBoost files are recognised and refused with a way
-forward by :mod:`.refusals`):
+Four formats are accepted, and nothing is ever unpickled (pickle, joblib, MLflow
+and CatBoost files are recognised and refused with a way forward by
+:mod:`.refusals`):
 
 * a scikit-learn estimator or pipeline saved with **skops** (``.skops``).
   Before loading, :func:`skops.io.get_untrusted_types` lists every type the
@@ -10,7 +10,11 @@ forward by :mod:`.refusals`):
   :data:`REVIEWED_TYPES` (LightGBM's scikit-learn wrapper, whose state is its
   text model) are accepted; any other is shown to the user and refused.
 * a **LightGBM text model** (``Booster.save_model``), which reads numeric
-  columns by the feature names stored in the file.
+  columns by the feature names stored in the file;
+* an **ONNX classifier** run by ONNX Runtime (:mod:`.onnx_import`), audited
+  as it is in raw space;
+* an **XGBoost** JSON or UBJ model (:mod:`.xgboost_import`; XGBoost is an
+  optional extra).
 
 A pipeline is split into its preprocessing (all steps but the last) and its
 classifier, so the audits can work in its transformed space. Transformed
@@ -26,7 +30,9 @@ import pandas as pd
 from audit_core.errors import fail, register_messages
 from audit_core.limits import Limits
 
+from .onnx_import import is_onnx, load_onnx
 from .refusals import ACCEPTED_FORMATS, refuse_known_format
+from .xgboost_import import is_xgboost, load_xgboost
 from .zoo import FittedModel
 
 __all__ = ["REVIEWED_TYPES", "import_model", "load_skops", "load_lightgbm_text"]
@@ -57,7 +63,7 @@ register_messages(
         ),
         "IMPORT_MISSING_COLUMNS": "The model in {name!r} reads column(s) {columns} that the table does not have.",
         "IMPORT_NON_NUMERIC": (
-            "The LightGBM text model reads column {column!r} as a number, but the table holds text in it."
+            "The {fmt} model reads column {column!r} as a number, but the table holds text in it."
         ),
         "IMPORT_CLASS_MISMATCH": (
             "The model in {name!r} predicts classes {model_classes}, but the target definition has {target_classes}."
@@ -197,7 +203,7 @@ def load_lightgbm_text(data: bytes, *, name: str, table: pd.DataFrame) -> Fitted
         raise fail("IMPORT_MISSING_COLUMNS", name=name, columns=", ".join(repr(c) for c in missing[:10]))
     for c in cols:
         if not pd.api.types.is_numeric_dtype(table[c].dtype):
-            raise fail("IMPORT_NON_NUMERIC", column=c)
+            raise fail("IMPORT_NON_NUMERIC", column=c, fmt="LightGBM text")
     est = _BoosterClassifier(booster)
     return FittedModel(
         spec={"kind": "imported_lightgbm_text", "source": name},
@@ -210,18 +216,36 @@ def load_lightgbm_text(data: bytes, *, name: str, table: pd.DataFrame) -> Fitted
 
 
 def import_model(data: bytes, *, name: str, table: pd.DataFrame) -> FittedModel:
-    """Import a model file by its format (skops zip or LightGBM text).
+    """Import a model file by its format: skops zip, LightGBM text, XGBoost JSON/UBJ or ONNX.
+
+    Parameters
+    ----------
+    data : bytes
+        The file; recognised by its bytes (an ONNX file, which has no magic number, by parsing it).
+    name : str
+        File name, for messages.
+    table : pandas.DataFrame of shape (n_rows, n_columns)
+        The table the model will score.
+
+    Returns
+    -------
+    FittedModel
 
     Raises
     ------
     AuditInputError
         ``IMPORT_PICKLE``, ``IMPORT_MLFLOW`` or ``IMPORT_NOT_SUPPORTED_YET`` for a recognised file that is not
         imported (see :func:`.refusals.refuse_known_format`; nothing is opened), ``IMPORT_UNKNOWN_FORMAT`` for
-        anything else.
+        anything else; each loader's own refusals (see :func:`load_skops`, :func:`load_lightgbm_text`,
+        :func:`.xgboost_import.load_xgboost`, :func:`.onnx_import.load_onnx`).
     """
     refuse_known_format(data, name=name)
     if data[:2] == b"PK":
         return load_skops(data, name=name, table_columns=[str(c) for c in table.columns])
     if data[:4] == b"tree":
         return load_lightgbm_text(data, name=name, table=table)
+    if is_xgboost(data):
+        return load_xgboost(data, name=name, table=table)
+    if name.lower().endswith(".onnx") or is_onnx(data):
+        return load_onnx(data, name=name, table=table)
     raise fail("IMPORT_UNKNOWN_FORMAT", name=name)

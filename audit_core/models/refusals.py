@@ -1,7 +1,8 @@
 """Recognise common model files that are not imported, and say why and what to do instead.
 
-Only skops files and LightGBM text models are imported (:mod:`.importing`). A
-user more often has a pickle, a joblib file or an MLflow model folder; each is
+skops files, LightGBM text models, ONNX classifiers and XGBoost JSON/UBJ models
+are imported (:mod:`.importing`). A user often has a pickle, a joblib file or
+an MLflow model folder instead; each is
 recognised here by its bytes (or its name) **without being opened**, so the
 refusal can name the format, the reason and the way forward:
 
@@ -15,9 +16,8 @@ refusal can name the format, the reason and the way forward:
   own): ``MLmodel`` is YAML read with :func:`audit_core.safe_text.load_yaml`;
   its ``flavors`` keys say what the folder holds, and the message says how to
   save that flavour in an accepted format.
-* **ONNX** (``.onnx``), **XGBoost** JSON/UBJ (a top-level ``learner`` object)
-  and **CatBoost** (``.cbm``, or the ``CBM1`` header): named as not supported
-  yet, with the accepted formats listed.
+* **CatBoost** (``.cbm``, or the ``CBM1`` header): not supported; the
+  message says how to export it to ONNX, which is imported.
 
 Anything else falls through to the importer, which refuses unknown bytes with
 ``IMPORT_UNKNOWN_FORMAT``.
@@ -37,10 +37,15 @@ from audit_core.safe_text import load_yaml
 
 __all__ = ["ACCEPTED_FORMATS", "mlflow_flavours", "refuse_known_format"]
 
-ACCEPTED_FORMATS = "a scikit-learn model or pipeline saved with skops (.skops) or a LightGBM text model (.txt)"
+ACCEPTED_FORMATS = (
+    "a scikit-learn model or pipeline saved with skops (.skops), a LightGBM text model (.txt), an ONNX classifier "
+    "(.onnx) or an XGBoost model saved as JSON or UBJ (.json, .ubj; optional extra)"
+)
 
 _SAVE_SKOPS = "skops.io.dump(model, 'model.skops')"
 _SAVE_LIGHTGBM = "model.booster_.save_model('model.txt') (or booster.save_model('model.txt') for a Booster)"
+_SAVE_XGBOOST = "model.save_model('model.json') (a Booster or an XGBClassifier; '.ubj' for binary JSON)"
+_SAVE_CATBOOST_ONNX = "model.save_model('model.onnx', format='onnx')"
 
 register_messages(
     {
@@ -48,13 +53,14 @@ register_messages(
             "{name!r} is a {kind} file. It is refused without being opened: loading a pickle runs whatever code "
             "the file names, so a model file could run anything on this machine. Convert it where you trust it: "
             "load it in your own Python and save a scikit-learn model with " + _SAVE_SKOPS
-            + ", or a LightGBM model with " + _SAVE_LIGHTGBM + ". Accepted: {accepted}."
+            + ", a LightGBM model with " + _SAVE_LIGHTGBM + ", or an XGBoost model with " + _SAVE_XGBOOST
+            + ". Accepted: {accepted}."
         ),
         "IMPORT_MLFLOW": (
             "{name!r} is an MLflow model ({flavours}). MLflow folders are not imported: the model inside is a pickle "
             "(or a format not supported yet). {how} Accepted: {accepted}."
         ),
-        "IMPORT_NOT_SUPPORTED_YET": "{name!r} looks like {kind}, which is not supported yet. Accepted: {accepted}.",
+        "IMPORT_NOT_SUPPORTED_YET": "{name!r} looks like {kind}, which is not supported yet. {how} Accepted: {accepted}.",
     }
 )
 
@@ -67,6 +73,15 @@ _FLAVOUR_HOW = {
     "it with " + _SAVE_SKOPS + ".",
     "lightgbm": "Its lightgbm flavour can be saved for import: load it with mlflow.lightgbm.load_model(path) and "
     "save it with " + _SAVE_LIGHTGBM + ".",
+    "xgboost": "Its xgboost flavour can be saved for import: load it with mlflow.xgboost.load_model(path) and save "
+    "it with " + _SAVE_XGBOOST + ".",
+    "onnx": "Its onnx flavour holds an ONNX file: upload the folder's model.onnx itself.",
+    "catboost": "Its catboost flavour can be exported for import: load it with mlflow.catboost.load_model(path) and "
+    "save it with " + _SAVE_CATBOOST_ONNX + ".",
+}
+_NOT_SUPPORTED_HOW = {
+    "a CatBoost model": "Export it to ONNX where you trained it, with " + _SAVE_CATBOOST_ONNX + ", and upload "
+    "model.onnx: ONNX classifiers are imported.",
 }
 
 
@@ -129,8 +144,8 @@ def _refuse_mlflow(mlmodel: bytes, name: str):
     flavours = mlflow_flavours(mlmodel, name=name)
     hows = [_FLAVOUR_HOW[f] for f in flavours if f in _FLAVOUR_HOW]
     if not hows:
-        hows = ["None of its flavours can be saved as skops or LightGBM text; retrain the model with scikit-learn "
-                "or LightGBM and save it with " + _SAVE_SKOPS + " or " + _SAVE_LIGHTGBM + "."]
+        hows = ["None of its flavours can be saved in an accepted format; retrain the model with scikit-learn "
+                "or LightGBM and save it with " + _SAVE_SKOPS + " or " + _SAVE_LIGHTGBM + ", or export it to ONNX."]
     listed = "flavour(s): " + ", ".join(flavours) if flavours else "no flavours declared"
     return fail("IMPORT_MLFLOW", name=name, flavours=listed, how=" ".join(hows), accepted=ACCEPTED_FORMATS)
 
@@ -155,13 +170,8 @@ def _mlmodel_in_zip(data: bytes) -> bytes | None:
 
 
 def _not_supported_kind(data: bytes, suffix: str) -> str | None:
-    if suffix == ".onnx":
-        return "an ONNX model"
     if suffix == ".cbm" or data[:4] == b"CBM1":
         return "a CatBoost model"
-    head = data[:64].lstrip()
-    if head[:1] == b"{" and b"learner" in head[:24]:  # JSON key, or UBJ length marker + key
-        return "an XGBoost model (JSON or UBJ)"
     return None
 
 
@@ -179,7 +189,7 @@ def refuse_known_format(data: bytes, *, name: str) -> None:
     ------
     AuditInputError
         ``IMPORT_PICKLE`` (pickle or joblib), ``IMPORT_MLFLOW`` (a zip holding ``MLmodel``, or that file), or
-        ``IMPORT_NOT_SUPPORTED_YET`` (ONNX, XGBoost JSON/UBJ, CatBoost).
+        ``IMPORT_NOT_SUPPORTED_YET`` (CatBoost, with how to export it to ONNX).
     """
     path = PurePosixPath(name.replace("\\", "/"))
     suffix = path.suffix.lower()
@@ -195,4 +205,5 @@ def refuse_known_format(data: bytes, *, name: str) -> None:
         raise fail("IMPORT_PICKLE", name=name, kind=kind, accepted=ACCEPTED_FORMATS)
     kind = _not_supported_kind(data, suffix)
     if kind is not None:
-        raise fail("IMPORT_NOT_SUPPORTED_YET", name=name, kind=kind, accepted=ACCEPTED_FORMATS)
+        raise fail("IMPORT_NOT_SUPPORTED_YET", name=name, kind=kind, how=_NOT_SUPPORTED_HOW[kind],
+                   accepted=ACCEPTED_FORMATS)
