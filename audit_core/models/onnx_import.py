@@ -201,7 +201,7 @@ class OnnxClassifier:
         bad = ~np.isfinite(p).all(axis=1)
         if bad.any():
             first = X[np.flatnonzero(bad)[0]]
-            cols = [c for c, v in zip(self.columns, first) if np.isnan(v)] or ["(none)"]
+            cols = [c for c, v in zip(self.columns, first, strict=False) if np.isnan(v)] or ["(none)"]
             raise fail("IMPORT_ONNX_NOT_FINITE", name=self.name, n=int(bad.sum()), total=len(X),
                        columns=", ".join(repr(c) for c in cols[:5]))
         return p / p.sum(axis=1, keepdims=True)  # float32 rows sum to 1 within ~1e-7; make it exact in float64
@@ -373,7 +373,7 @@ def load_onnx(data: bytes, *, name: str, table: pd.DataFrame) -> FittedModel:
     # "" (a missing value) is always a category: a stress may set any value missing
     vocab = {c: sorted(set(_as_text(table[c])) | {""}) for c in text}
     codes = RawTextCodes(columns, vocab, name=name) if text else None
-    est = OnnxClassifier(data, feeds=feeds, output=output, classes=classes, codes=codes, name=name, columns=columns)
+    est = OnnxClassifier(data, feeds=feeds, output=output, classes=classes, codes=codes, name=name, columns=tuple(columns))
     try:
         est.predict_proba(codes.transform(table.iloc[:2][columns]) if codes else
                           table.iloc[:2][columns].to_numpy(dtype=float))
