@@ -8,6 +8,7 @@ nothing).
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 import pytest
 import skops.io as sio
 
@@ -112,18 +113,29 @@ def test_fixed_model_declarations_are_checked(loan):
     assert e.value.code == "TRANSPORT_BAD_OPTION"
 
 
-def test_an_imported_model_without_an_imputer_gets_a_declared_refusal(loan):
-    """Complete records score; the degradation stress sets values missing, which this model cannot score."""
+def test_an_imported_model_without_an_imputer_skips_the_degradation_stress_and_says_why(loan):
+    """Complete records score; the degradation stress sets values missing, which this model cannot score.
+
+    The stress is skipped before it emits anything, with a warning in the manifest; the rest of the run
+    stands, equal to the same run declared without the stress.
+    """
     frame = loan.frame.copy()
     num = list(loan.numeric)
     frame[num] = frame[num].fillna(frame[num].median())
     complete = build_dataset(frame, loan.config)
     ws = _imported(complete, handles_missing=False)
     opts, fixed = model_options(ws)
-    with pytest.raises(AuditInputError) as e:
-        run_transport(complete.frame, config=TransportConfig.from_dataset(complete, **SMALL, **opts), model=fixed)
-    assert e.value.code == "TRANSPORT_MODEL_CANNOT_SCORE"
-    assert "imported:mine.skops" in e.value.message and "missing values" in e.value.message
+    small = {**SMALL, **opts}
+    res = run_transport(complete.frame, config=TransportConfig.from_dataset(complete, **{**small, "stresses": ("degradation",)}),
+                        model=fixed)
+    warned = [w for w in res.manifest["warnings"] if w["code"] == "TRANSPORT_STRESS_NO_IMPUTER"]
+    assert len(warned) == 1
+    assert "imported:mine.skops" in warned[0]["message"] and "missing values" in warned[0]["message"]
+    assert res.extras.get("degradation_percentiles") is None
+    assert not res.table["condition"].astype(str).str.startswith(("mcar", "targeted", "random_set")).any()
+    bare = run_transport(complete.frame, config=TransportConfig.from_dataset(complete, **{**small, "stresses": ()}),
+                         model=fixed)
+    pd.testing.assert_frame_equal(res.table, bare.table)
 
 
 def _cli(tmp_path, model: str, transport: dict) -> RunRegistry:

@@ -10,6 +10,10 @@ Two cases the run itself does not refuse, yet a reader must know about:
   over the refits.
 * ``TRANSPORT_STRESS_ONE_TARGET``: the target-definition stress is declared
   but needs a second target definition to compare with; it did not run.
+* ``TRANSPORT_STRESS_NO_IMPUTER``: the evidence-degradation stress is declared
+  on a model used as given (imported) that cannot score records with missing
+  values; the stress sets values missing, so it did not run, and the rest of
+  the run stands.
 
 Each warning is a ``{"code", "message"}`` dict in the manifest's
 ``warnings`` list, saved with the run. This module is pure.
@@ -23,7 +27,7 @@ import numpy as np
 from ..errors import MESSAGES, register_messages
 from ..limits import MIN_PARTITION_CLASS_ROWS
 
-__all__ = ["PARTITION_USE", "partition_warnings", "stress_warnings"]
+__all__ = ["PARTITION_USE", "no_imputer_warning", "partition_warnings", "stress_warnings"]
 
 #: What each source partition is used for, as the warnings say it.
 PARTITION_USE = {
@@ -43,6 +47,11 @@ register_messages(
         "TRANSPORT_STRESS_ONE_TARGET": (
             "The target-definition stress did not run: it compares the primary target {primary!r} with another "
             "definition of the target, and only one is declared. Declare a second target to run it."
+        ),
+        "TRANSPORT_STRESS_NO_IMPUTER": (
+            "The evidence-degradation stress did not run: it sets feature values missing, and the model {label!r} "
+            "cannot score records with missing values ({detail}). The rest of the run does not depend on it. To "
+            "run the stress, import a pipeline whose preprocessing imputes missing values."
         ),
     }
 )
@@ -89,3 +98,9 @@ def stress_warnings(*, stresses: Sequence[str], targets: Sequence[dict], primary
         return [{"code": "TRANSPORT_STRESS_ONE_TARGET",
                  "message": MESSAGES["TRANSPORT_STRESS_ONE_TARGET"].format(primary=primary)}]
     return []
+
+
+def no_imputer_warning(*, label: str, detail: str) -> dict:
+    """``TRANSPORT_STRESS_NO_IMPUTER``: the degradation stress skipped for a model that cannot score missing values."""
+    return {"code": "TRANSPORT_STRESS_NO_IMPUTER",
+            "message": MESSAGES["TRANSPORT_STRESS_NO_IMPUTER"].format(label=label, detail=detail)}

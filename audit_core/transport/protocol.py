@@ -408,7 +408,7 @@ class TransportAudit:
             return np.asarray(fm.predict_proba(frame), dtype=float)[:, 1]
         except (ValueError, TypeError, KeyError) as exc:
             raise fail("TRANSPORT_MODEL_CANNOT_SCORE", label=self._config.fixed_model, what=what,
-                       detail=" ".join(str(exc).split())[:300]) from None
+                       detail=" ".join(str(exc).split())[:300].rstrip(".")) from None
 
     def stress_features(self) -> tuple[tuple[str, ...], tuple[str, ...]]:
         """``(numeric, categorical)`` features the stresses degrade: the declared ones the model reads."""

@@ -53,7 +53,7 @@ import pandas as pd
 from scipy.optimize import brentq
 
 from audit_core.data.preprocess import category_text
-from audit_core.errors import fail
+from audit_core.errors import AuditInputError, fail
 from audit_core.logistic import logit
 from audit_core.metrics import METRICS, metric_values
 
@@ -61,6 +61,7 @@ from . import conformal as cf
 from . import selective as sl
 
 from .bootstrap import BatchedMetrics, stratified_counts
+from .cautions import no_imputer_warning
 from .evaluation import evaluate_pipeline
 from .intervals import change_interval
 from .verdicts import good_direction
@@ -383,6 +384,11 @@ def degradation_stress(audit) -> None:
     if not feats:
         raise fail("TRANSPORT_BAD_OPTION", name="stresses",
                    problem="the evidence-degradation stress needs a declared feature that the model reads")
+    if c.fixed_model is not None:  # a model used as given may have no imputer: find out before any row is emitted
+        missing = _cannot_score_missing(audit, feats)
+        if missing is not None:
+            audit.manifest.setdefault("warnings", []).append(no_imputer_warning(label=c.fixed_model, detail=missing))
+            return
     m = min(c.degradation_m, len(feats))
     U = c.primary_target
     pct_rows = []
@@ -446,6 +452,20 @@ def degradation_stress(audit) -> None:
         pooled = t.groupby(keys + ["alpha", "selection_rate"], dropna=False)["value"].mean().reset_index()
         audit.tables["degradation_percentiles"] = pooled
         audit._emit([{**r_, "refit": -1, "condition": "targeted_vs_random"} for r_ in pooled.to_dict("records")])
+
+
+def _cannot_score_missing(audit, feats: list[str]) -> str | None:
+    """Why the model cannot score ID-test records whose stress features are all missing, or None if it can."""
+    idx = audit._source_rows(0, "id_test")[:2]
+    probe = audit._src.iloc[idx].copy()
+    for col in feats:
+        probe[col] = np.nan if pd.api.types.is_numeric_dtype(probe[col]) else None
+    try:
+        audit.predict(audit._model, probe, "a record with missing values")
+    except AuditInputError as exc:
+        text = exc.message.rstrip(".")
+        return text if len(text) <= 300 else text[:297] + "…"
+    return None
 
 
 def heterogeneity_rows(audit) -> None:
