@@ -32,7 +32,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 __all__ = ["HeadlineSlice", "HEADLINE_KEYS", "headline_slice", "recorded_headline", "check_headline",
-           "model_words", "mapping_words", "HEADLINE_RULE"]
+           "model_words", "mapping_words", "pipeline_words", "HEADLINE_RULE"]
 
 #: What a config may declare (``headline: {model: …, mapping: …, weighting: …}``); each is optional.
 HEADLINE_KEYS = ("model", "mapping", "weighting")
@@ -65,6 +65,17 @@ def model_words(model: str) -> str:
 def mapping_words(mapping: str) -> str:
     """A mapping as an adjective: ``Platt-calibrated``, ``uncalibrated`` (raw)."""
     return _MAPPING_WORDS.get(str(mapping), f"{mapping}-mapped")
+
+
+def pipeline_words(mapping: str, model: str) -> str:
+    """A mapping and a model as one noun phrase: ``Platt-calibrated logistic regression``.
+
+    An imported model loses its article after the adjective: ``Platt-calibrated imported model m.onnx``.
+
+    >>> pipeline_words("platt", "imported:m.onnx")
+    'Platt-calibrated imported model m.onnx'
+    """
+    return f"{mapping_words(mapping)} {model_words(model).removeprefix('the ')}"
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -111,7 +122,7 @@ class HeadlineSlice:
 
     def pipeline_words(self) -> str:
         """``Platt-calibrated logistic regression``."""
-        return f"{mapping_words(self.mapping)} {model_words(self.model)}"
+        return pipeline_words(self.mapping, self.model)
 
     def describe(self) -> str:
         """The slice in words: ``Platt-calibrated logistic regression, mean of 10 refits`` (``, weighted``)."""

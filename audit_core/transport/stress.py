@@ -455,16 +455,16 @@ def degradation_stress(audit) -> None:
 
 
 def _cannot_score_missing(audit, feats: list[str]) -> str | None:
-    """Why the model cannot score ID-test records whose stress features are all missing, or None if it can."""
+    """The model's own reason it cannot score ID-test records whose stress features are all missing, or None."""
     idx = audit._source_rows(0, "id_test")[:2]
     probe = audit._src.iloc[idx].copy()
     for col in feats:
         probe[col] = np.nan if pd.api.types.is_numeric_dtype(probe[col]) else None
     try:
-        audit.predict(audit._model, probe, "a record with missing values")
-    except AuditInputError as exc:
-        text = exc.message.rstrip(".")
-        return text if len(text) <= 300 else text[:297] + "…"
+        audit._model.predict_proba(probe)
+    except (ValueError, TypeError, KeyError) as exc:  # AuditInputError is a ValueError
+        text = " ".join((exc.message if isinstance(exc, AuditInputError) else str(exc)).split()).rstrip(".")
+        return text if len(text) <= 300 else text[:299] + "…"
     return None
 
 

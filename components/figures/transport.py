@@ -18,7 +18,7 @@ from audit_core.findings.cases import class_label
 from audit_core.runs.keys import headline_key, read_key
 from audit_core.runs.registry import RunRecord
 from audit_core.transport.config import class_names_of
-from audit_core.transport.headline import HeadlineSlice, mapping_words, model_words, recorded_headline
+from audit_core.transport.headline import HeadlineSlice, pipeline_words, recorded_headline
 
 from .labels import BR, END_SUP, SUP, figure_builder
 from .shift import feature_shift_figure, pooled_domain_auroc
@@ -79,7 +79,7 @@ def slice_subtitle(model: str, mapping: str, aggregation: str, headline: Headlin
     if headline is not None:
         tag = (" (headline slice)" if (model, mapping) == (headline.model, headline.mapping)
                else " (not the headline slice)")
-    return f"{BR}{SUP}{mapping_words(mapping)} {model_words(model)}{tag} · {aggregation}{END_SUP}"
+    return f"{BR}{SUP}{pipeline_words(mapping, model)}{tag} · {aggregation}{END_SUP}"
 
 
 def _slice_of(headline: HeadlineSlice | None, model: str, mapping: str, table: pd.DataFrame | None) -> HeadlineSlice:

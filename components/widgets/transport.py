@@ -23,7 +23,7 @@ from audit_core.errors import fail
 from audit_core.models.training import Workspace
 from audit_core.models.zoo import ZOO
 from audit_core.transport import DEFAULT_TOLERANCES, MAPPINGS, TransportConfig, model_options, run_transport
-from audit_core.transport.headline import HEADLINE_RULE, HeadlineSlice, mapping_words, model_words, recorded_headline
+from audit_core.transport.headline import HEADLINE_RULE, HeadlineSlice, pipeline_words, recorded_headline
 from audit_core.transport.multiclass.run import (MC_TOLERANCES, MulticlassTransportAudit, is_multiclass_definition,
                                                 run_multiclass_transport)
 from audit_core.transport.results import TransportResult
@@ -427,7 +427,7 @@ def slice_caption(model: str, mapping: str, headline: HeadlineSlice | None, aggr
     """Which slice a tab's table shows, in words (and whether it is the headline slice)."""
     tag = "" if headline is None else (" — the headline slice" if (model, mapping) == (headline.model, headline.mapping)
                                        else " — not the headline slice")
-    return f"{md_escape(mapping_words(mapping))} {md_escape(model_words(model))}{tag}: {aggregation}."
+    return f"{md_escape(pipeline_words(mapping, model))}{tag}: {aggregation}."
 
 
 def view_selectors(result, headline: HeadlineSlice | None) -> tuple[str, str, float]:
