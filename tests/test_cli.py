@@ -197,8 +197,11 @@ def test_a_failing_audit_is_saved_as_failed_and_exits_3(tmp_path: Path, reg: Pat
         def run(options, *, context, progress):
             raise RuntimeError("disk full")
         register_audit(AuditRunner(kind="boom", title="Boom", validate_config=lambda o, where: o, run=run))
+        import os
         from audit_cli import main
-        sys.exit(main(["run", {str(cfg)!r}, "--registry", {str(reg)!r}, "--out", {str(tmp_path / 'o')!r}]))
+        rc = main(["run", {str(cfg)!r}, "--registry", {str(reg)!r}, "--out", {str(tmp_path / 'o')!r}])
+        sys.stdout.flush(); sys.stderr.flush()
+        os._exit(rc)  # as console_main ends: a native pool can abort the interpreter's own shutdown
         """
     )
     done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=240)
