@@ -30,8 +30,11 @@ lint: $(VENV)/.installed-test
 	$(PY) -m ruff check audit_core audit_cli components
 	$(PY) -m mypy audit_core audit_cli components
 
+# Serial by default until two full `-n 3` runs are green. In 3 worker processes (pytest-xdist;
+# loadgroup runs each xdist_group, e.g. "serial", on one worker): make test PYTEST_ARGS="-n 3 --dist loadgroup"
+PYTEST_ARGS ?=
 test: lint
-	$(PY) -m pytest
+	$(PY) -m pytest $(PYTEST_ARGS)
 
 bench: $(VENV)/.installed
 	$(PY) benchmarks/bench_parallel.py

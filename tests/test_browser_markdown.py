@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from browser import browser_page, chromium_path, serve_app
+from journeys.steps import idle
 
 pytestmark = pytest.mark.browser
 
@@ -43,6 +44,7 @@ def test_markdown_in_names_is_shown_as_text(tmp_path: Path) -> None:
         # the uploader takes several files (stacked): remove the refused one, then upload the good one
         page.locator('[data-testid="stFileChipDeleteBtn"] button').first.click()
         page.locator('[data-testid="stFileChip"]').first.wait_for(state="detached", timeout=120_000)
+        idle(page)  # the removal's rerun is over: a file set while it still runs can be lost on a loaded machine
         page.locator('input[type="file"]').first.set_input_files(str(good))
         caption = page.locator('[data-testid="stCaptionContainer"]').filter(has_text="rows ×").filter(has_text="file link")
         caption.first.wait_for(timeout=120_000)

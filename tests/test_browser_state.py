@@ -12,6 +12,7 @@ to make that order happen every time. Before the fix the field ends at 10.
 """
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import pytest
@@ -59,6 +60,20 @@ def _settle(page) -> None:
     page.locator('[data-testid="stStatusWidget"]').wait_for(state="hidden", timeout=120_000)
 
 
+def _until_held(page, sock: _HeldSocket, more_than: int, *, quiet_s: float = 1.5, timeout_s: float = 120.0) -> int:
+    """Wait until the server sent more than ``more_than`` held messages and then nothing for ``quiet_s`` (the
+    run's burst is over; Playwright dispatches the socket callbacks while it waits); the held count."""
+    deadline = time.monotonic() + timeout_s
+    count, since = len(sock.held), time.monotonic()
+    while time.monotonic() < deadline:
+        page.wait_for_timeout(100)
+        if len(sock.held) != count:
+            count, since = len(sock.held), time.monotonic()
+        elif count > more_than and time.monotonic() - since >= quiet_s:
+            break
+    return len(sock.held)
+
+
 def test_a_late_rerun_does_not_undo_a_committed_edit(tmp_path: Path) -> None:
     """Rerun A starts before the user commits J = 2 and its messages arrive after; the next edit must send J = 2."""
     chromium_path()
@@ -74,17 +89,17 @@ def test_a_late_rerun_does_not_undo_a_committed_edit(tmp_path: Path) -> None:
         sock.holding = True
         refits.fill("2")
         refits.press("Enter")  # rerun A (J = 10 in its widget states) runs; its messages are held
-        page.wait_for_timeout(2000)
-        n_a = len(sock.held)
+        n_a = _until_held(page, sock, 0)
         assert n_a > 0, "rerun A sent nothing"
         sets.fill("2")
         sets.press("Enter")  # the user commits J = 2 (rerun B); B's messages are held too
-        page.wait_for_timeout(2000)
+        _until_held(page, sock, n_a)
         sock.release(n_a, keep_holding=True)  # A's messages arrive late, after the commit
         page.wait_for_timeout(1000)
         cap.fill("400")
+        before_c = len(sock.held)
         cap.press("Enter")  # the next edit (rerun C) carries the browser's value of J
-        page.wait_for_timeout(2000)
+        _until_held(page, sock, before_c)
         sock.release()
         _settle(page)
         page.wait_for_timeout(1000)

@@ -17,7 +17,9 @@ from browser import chromium_path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
 
-pytestmark = pytest.mark.browser
+# three sessions against one server, sized for a machine the test has mostly to itself: under `make test -n 3` it
+# runs on the "serial" worker, never beside the other tests of that group (the wall-clock bound of the regex test)
+pytestmark = [pytest.mark.browser, pytest.mark.xdist_group("serial")]
 
 
 def test_three_concurrent_sessions(tmp_path):

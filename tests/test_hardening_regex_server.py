@@ -22,7 +22,9 @@ import pytest
 from browser import CHROMIUM_FLAGS, chromium_path, serve_app
 from journeys.steps import idle
 
-pytestmark = pytest.mark.browser
+# a wall-clock bound (HEALTH_BOUND_S): under `make test -n 3` it runs on the "serial" worker, never beside the other
+# tests of that group (the concurrent-sessions load test)
+pytestmark = [pytest.mark.browser, pytest.mark.xdist_group("serial")]
 
 NAME = "a" * 40 + "!"  # no match, after about 2**40 backtracking steps in Python's re
 MATCH = "a" * 40  # matches: its evidence group becomes "g"

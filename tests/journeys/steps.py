@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import re
+import tempfile
 from dataclasses import dataclass, field
 from html.parser import HTMLParser
 from pathlib import Path
@@ -71,10 +72,13 @@ def assert_clean(page) -> None:
         if not bars.count():
             break
         page.wait_for_timeout(1000)
+    shot = ""
     if bars.count():
         bars.first.scroll_into_view_if_needed()
-        page.screenshot(path="/tmp/jr/bar.png")
-    assert bars.count() == 0, ("a progress bar is left on the page", [bars.nth(i).inner_text() for i in range(bars.count())],
+        shot = Path(tempfile.mkdtemp(prefix="journey-bar-")) / "bar.png"  # never a fixed name: workers run side by side
+        page.screenshot(path=str(shot))
+    assert bars.count() == 0, ("a progress bar is left on the page", str(shot),
+                               [bars.nth(i).inner_text() for i in range(bars.count())],
                                bars.first.evaluate("e => e.closest('[data-testid=stVerticalBlock]').innerText.slice(0, 500)")
                                if bars.count() else "")
 
