@@ -18,7 +18,9 @@ means ``a`` imports ``b``:
   *name* from its own package's ``__init__`` does get the edge, and the cycle.
 * Names handed to ``importlib.import_module`` are not edges. The only such
   names are the built-in audit plug-ins, which the plug-in registry loads by
-  name; :func:`test_builtin_plugins_are_named_by_existing_modules` checks them.
+  name (:func:`test_builtin_plugins_are_named_by_existing_modules` checks
+  them), and the re-exports of the lazy package ``__init__``s (``_EXPORTS``:
+  their own submodules, loaded on first use; :func:`test_lazy_exports_resolve`).
 
 Layers, lowest first (:data:`LAYERS`); a module may import its own layer
 and the layers below, and the groups of one layer (e.g. the three audits)
@@ -42,6 +44,8 @@ from __future__ import annotations
 
 import ast
 import importlib
+import subprocess
+import sys
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -584,3 +588,27 @@ def test_heading_first_check_reports_late_headings_and_early_imports() -> None:
     assert heading_first_problems(ast.parse("import streamlit as st\nst.title('x')\n")) == ["no after_heading() call"]
     good = "import streamlit as st\nfrom components.shell import after_heading\nst.title('x')\nafter_heading()\nimport pandas\n"
     assert heading_first_problems(ast.parse(good)) == []
+
+
+LAZY_PACKAGES = ("audit_core", "audit_core.data", "audit_core.models", "audit_core.runs")
+#: Libraries the shared set-up of every page (components.shell.after_heading) must not import.
+MODEL_LIBRARIES = ("sklearn", "scipy", "lightgbm", "shap", "dask", "torch")
+
+
+@pytest.mark.parametrize("package", LAZY_PACKAGES)
+def test_lazy_exports_resolve(package: str) -> None:
+    mod = importlib.import_module(package)
+    assert sorted(mod.__all__) == sorted(mod._EXPORTS) and set(mod.__all__) <= set(dir(mod))
+    for name in mod.__all__:
+        assert getattr(mod, name) is getattr(importlib.import_module(mod._EXPORTS[name], package), name), name
+    with pytest.raises(AttributeError, match="no attribute 'not_a_name'"):
+        getattr(mod, "not_a_name")
+
+
+def test_the_shared_set_up_imports_no_model_library() -> None:
+    """What every page imports after its heading (the sample load needs pandas, not scikit-learn or SciPy)."""
+    code = ("import sys, components.shell, components.jobs, components.widgets.adoption, components.workspaces, "
+            "audit_core.native_threads\n"
+            f"print([m for m in {MODEL_LIBRARIES!r} if m in sys.modules])")
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]", out.stdout
