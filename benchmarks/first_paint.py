@@ -18,8 +18,11 @@ Debian's Chromium (its ``CHROMIUM_FLAGS``). On each server the time from
 (the first request after the server started: the first script run imports
 everything) and *warm* (a second load in a new browser context, so a new
 session). One browser is launched before the servers, so its start is not
-counted. Printed per page: the median [min–max] of the ratio app ÷ baseline,
-fresh and warm, and the median times.
+counted. After the heading the benchmark waits for the end of the page's
+script run (Streamlit's ``data-test-script-state``), so the warm load does
+not compete with the fresh run's imports. Printed per page: the median
+[min–max] of the ratio app ÷ baseline, fresh and warm, the times, and the
+app's time to the end of its run (the page complete).
 
 ``--demo`` also times Home's guided demo from the click on "Run the demo" to
 its first story step (the first tab of the story on screen), with
@@ -49,6 +52,7 @@ from browser import CHROMIUM_FLAGS, chromium_path, serve_app  # noqa: E402
 __all__ = ["app_pages", "baseline_server", "app_server", "first_heading_s", "demo_first_step_s", "main"]
 
 HEADING = '[data-testid="stMain"] h1'
+DONE = '[data-testid="stApp"][data-test-script-state="notRunning"]'
 ONE_LINE = 'import streamlit as st\n\nst.title("x")\n'
 TIMEOUT_MS = 300_000
 FIRST_STEP = "1 · A confident prediction that collapses"  # the story's first tab (tests/test_browser_demo.py)
@@ -80,15 +84,21 @@ def app_server(tmp: Path, env: dict[str, str] | None = None) -> Iterator[str]:
         yield url
 
 
-def first_heading_s(browser, url: str) -> float:
-    """Seconds from navigation to the first heading of the main area, in a new browser context (a new session)."""
+def first_heading_s(browser, url: str) -> tuple[float, float]:
+    """Seconds from navigation to the first heading of the main area, and to the end of the page's script run.
+
+    In a new browser context (a new session). The run's end is when Streamlit marks the app ``notRunning``
+    after the heading is on screen; waiting for it keeps the next load from competing with this run.
+    """
     context = browser.new_context(viewport={"width": 1400, "height": 1000})
     try:
         page = context.new_page()
         t0 = time.perf_counter()
         page.goto(url, wait_until="commit")
         page.locator(HEADING).first.wait_for(state="visible", timeout=TIMEOUT_MS)
-        return time.perf_counter() - t0
+        heading = time.perf_counter() - t0
+        page.locator(DONE).wait_for(state="attached", timeout=TIMEOUT_MS)
+        return heading, time.perf_counter() - t0
     finally:
         context.close()
 
@@ -109,8 +119,8 @@ def demo_first_step_s(browser, url: str) -> float:
         context.close()
 
 
-def _measure(browser, server, path: str = "") -> tuple[float, float]:
-    """(fresh, warm) seconds to the first heading of ``path`` on one new server."""
+def _measure(browser, server, path: str = "") -> tuple[tuple[float, float], tuple[float, float]]:
+    """Fresh and warm (heading, run end) seconds for ``path`` on one new server."""
     with server as url:
         return first_heading_s(browser, url + path), first_heading_s(browser, url + path)
 
@@ -136,7 +146,8 @@ def main(argv: list[str] | None = None) -> None:
         browser = pw.chromium.launch(executable_path=chromium_path(), args=CHROMIUM_FLAGS)
         try:
             for title, path in [] if args.demo_only else pages:
-                row = rows.setdefault(title, {k: [] for k in ("base_fresh", "base_warm", "app_fresh", "app_warm")})
+                row = rows.setdefault(title, {f"{w}_{k}": [] for w in ("base", "app")
+                                              for k in ("fresh", "warm", "fresh_done", "warm_done")})
                 for r in range(args.repeats):
                     order = ("base", "app") if r % 2 == 0 else ("app", "base")
                     for which in order:
@@ -144,9 +155,11 @@ def main(argv: list[str] | None = None) -> None:
                             fresh, warm = _measure(browser, baseline_server(tmp))
                         else:
                             fresh, warm = _measure(browser, app_server(tmp), path)
-                        row[f"{which}_fresh"].append(fresh)
-                        row[f"{which}_warm"].append(warm)
-                        print(f"  {title} #{r + 1} {which}: fresh {fresh:.2f} s, warm {warm:.2f} s", flush=True)
+                        for key, (heading, done) in (("fresh", fresh), ("warm", warm)):
+                            row[f"{which}_{key}"].append(heading)
+                            row[f"{which}_{key}_done"].append(done)
+                        print(f"  {title} #{r + 1} {which}: fresh {fresh[0]:.2f} s (run ends {fresh[1]:.2f} s), "
+                              f"warm {warm[0]:.2f} s (run ends {warm[1]:.2f} s)", flush=True)
             if args.demo or args.demo_only:
                 for size in ("quick", "full"):
                     with app_server(tmp, env={"AUDIT_DEMO_SIZE": size}) as url:
@@ -163,6 +176,10 @@ def main(argv: list[str] | None = None) -> None:
             warm = [a / b for a, b in zip(row["app_warm"], row["base_warm"])]
             print(f"{title:<16} {_summary(fresh):<20} {_summary(warm):<20} {_summary(row['app_fresh']):<20} "
                   f"{_summary(row['base_fresh']):<20} {_summary(row['app_warm']):<20} {_summary(row['base_warm'])}")
+        print("\nEnd of the page's first script run (the page complete), app, seconds from navigation")
+        print(f"{'page':<16} {'fresh':<20} {'warm':<20}")
+        for title, row in rows.items():
+            print(f"{title:<16} {_summary(row['app_fresh_done']):<20} {_summary(row['app_warm_done'])}")
     if demo:
         print("\nDemo, click on 'Run the demo' to the first story step: "
               + ", ".join(f"{size} {s:.1f} s" for size, s in demo.items()))
