@@ -13,7 +13,7 @@ after some seconds of imports and the sample load
 paint" has the figures).
 
 This module imports only streamlit; :func:`after_heading` imports the rest.
-``tests/test_architecture.py`` checks that every page draws its title before
+``tests/test_first_paint_static.py`` checks that every page draws its title before
 anything heavier is imported and calls :func:`after_heading` before the
 rest of its imports.
 """
