@@ -47,9 +47,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
-from browser import CHROMIUM_FLAGS, chromium_path, serve_app  # noqa: E402
+from browser import CHROMIUM_FLAGS, chromium_path, serve_app
 
-__all__ = ["app_pages", "baseline_server", "app_server", "first_heading_s", "demo_first_step_s", "main"]
+__all__ = ["app_pages", "app_server", "baseline_server", "demo_first_step_s", "first_heading_s", "main"]
 
 HEADING = '[data-testid="stMain"] h1'
 DONE = '[data-testid="stApp"][data-test-script-state="notRunning"]'

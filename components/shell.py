@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-__all__ = ["reserve_top", "after_heading"]
+__all__ = ["after_heading", "reserve_top"]
 
 _TOP = "shell_top"  # session key: this run's slot at the top of the main area (a container), set by app.py
 

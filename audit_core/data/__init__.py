@@ -50,7 +50,36 @@ _EXPORTS = {
     "apply_targets": ".targets",
     "target_from_dict": ".targets",
 }
-__all__ = sorted(_EXPORTS)
+__all__ = [
+    "AuditDataset",
+    "BASELINE_KINDS",
+    "DatasetConfig",
+    "EligibilityFilter",
+    "GroupRule",
+    "Grouping",
+    "LoadedTable",
+    "ROLES",
+    "ReadOptions",
+    "SAMPLES",
+    "SampleInfo",
+    "TargetLabels",
+    "apply_group_rules",
+    "apply_targets",
+    "build_dataset",
+    "check_table",
+    "compute_baseline",
+    "feature_origins",
+    "frame_fingerprint",
+    "grouping_from_raw_map",
+    "infer_roles",
+    "load_sample",
+    "make_preprocessor",
+    "parse_group_csv",
+    "raw_origin_grouping",
+    "read_path",
+    "read_table",
+    "target_from_dict",
+]
 
 
 def __getattr__(name: str):

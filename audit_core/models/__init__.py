@@ -31,7 +31,20 @@ _EXPORTS = {
     "make_estimator": ".zoo",
     "train_model": ".zoo",
 }
-__all__ = sorted(_EXPORTS)
+__all__ = [
+    "FittedModel",
+    "ModelSpec",
+    "Workspace",
+    "ZOO",
+    "attach_model",
+    "holdout_metrics",
+    "import_model",
+    "library_versions",
+    "make_estimator",
+    "train_model",
+    "train_workspace",
+    "workspace_manifest",
+]
 
 
 def __getattr__(name: str):

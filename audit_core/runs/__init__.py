@@ -52,7 +52,37 @@ _EXPORTS = {
     "save_fragility_run": ".save",
     "save_workspace": ".save",
 }
-__all__ = sorted(_EXPORTS)
+__all__ = [
+    "AuditConfig",
+    "AuditContext",
+    "AuditResult",
+    "AuditRunner",
+    "DEFAULT_GATE_SCOPE",
+    "DEFAULT_GATE_YAML",
+    "ExecutionOptions",
+    "GateResult",
+    "LoadedData",
+    "RunOutcome",
+    "RunRecord",
+    "RunRegistry",
+    "compare_runs",
+    "compare_runs_tables",
+    "default_registry_path",
+    "export_bundle",
+    "get_runner",
+    "import_bundle",
+    "load_config",
+    "load_data",
+    "map_batches",
+    "parse_config",
+    "read_bundle",
+    "register_audit",
+    "run_config",
+    "runs_overview",
+    "save_fragility_run",
+    "save_workspace",
+    "write_parquet_tables",
+]
 
 
 def __getattr__(name: str):
