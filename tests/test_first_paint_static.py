@@ -98,7 +98,7 @@ def test_heading_first_check_reports_late_headings_and_early_imports() -> None:
     assert heading_first_problems(ast.parse(good)) == []
 
 
-LAZY_PACKAGES = ("audit_core", "audit_core.data", "audit_core.models", "audit_core.runs")
+LAZY_PACKAGES = ("audit_core", "audit_core.data", "audit_core.runs")
 #: Libraries the shared set-up of every page (components.shell.after_heading) must not import.
 MODEL_LIBRARIES = ("sklearn", "scipy", "lightgbm", "shap", "dask", "torch")
 

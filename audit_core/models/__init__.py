@@ -12,25 +12,11 @@
 Stands on :mod:`audit_core.data` and the foundation. Pure library code:
 never imports streamlit or plotly.
 """
-import importlib
+from .importing import import_model
+from .manifest import library_versions, workspace_manifest
+from .training import Workspace, attach_model, holdout_metrics, train_workspace
+from .zoo import ZOO, FittedModel, ModelSpec, make_estimator, train_model
 
-#: Each public name and the submodule that defines it. The names are imported on first use (PEP 562
-#: ``__getattr__``), so importing one submodule (the app's first run imports a few) does not import every other
-#: one and what they need (scikit-learn, SciPy): see ``components/shell.py`` and docs/reliability.md "First paint".
-_EXPORTS = {
-    "import_model": ".importing",
-    "library_versions": ".manifest",
-    "workspace_manifest": ".manifest",
-    "Workspace": ".training",
-    "attach_model": ".training",
-    "holdout_metrics": ".training",
-    "train_workspace": ".training",
-    "ZOO": ".zoo",
-    "FittedModel": ".zoo",
-    "ModelSpec": ".zoo",
-    "make_estimator": ".zoo",
-    "train_model": ".zoo",
-}
 __all__ = [
     "FittedModel",
     "ModelSpec",
@@ -45,15 +31,3 @@ __all__ = [
     "train_workspace",
     "workspace_manifest",
 ]
-
-
-def __getattr__(name: str):
-    if name not in _EXPORTS:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(_EXPORTS[name], __name__), name)
-    globals()[name] = value  # once: later reads do not come here
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
