@@ -5,11 +5,16 @@ its old (v1) page discovery, whose sidebar lists the raw file names (`app`,
 `data groups`, `home`, …) until a script calls `st.navigation`.
 `.streamlit/config.toml` sets `client.showSidebarNavigation = false`, so that
 list is never shown, and :func:`main` calls `st.navigation` (hidden) and draws
-our own sidebar links *before* importing anything heavy (pandas, the library,
-the sample), so the navigation is on screen within the first messages of the
-first run. `tests/test_browser_first_paint.py` checks it in Chromium.
+our own sidebar links, importing nothing but streamlit, so the navigation is
+on screen within the first messages of the first run
+(`tests/test_browser_first_paint.py` checks it in Chromium). The page then
+draws its heading before anything heavy is imported, and calls
+:func:`components.shell.after_heading` for the shared set-up (the library,
+the sample, the workspace bar in the slot kept at the top).
 """
 import streamlit as st
+
+from components.shell import reserve_top
 
 PAGES = [
     ("pages/home.py", "Home", ":material/home:"),
@@ -22,7 +27,7 @@ PAGES = [
 
 
 def main() -> None:
-    """Navigation first, then the shared set-up, then the selected page."""
+    """Navigation first, then the selected page (which does the shared set-up after its heading)."""
     st.set_page_config(page_title="Reliability audit", page_icon=":material/fact_check:", layout="wide")
     pages = [
         st.Page(path, title=title, icon=icon, default=(i == 0)) for i, (path, title, icon) in enumerate(PAGES)
@@ -32,19 +37,7 @@ def main() -> None:
         st.markdown("**Reliability audit**")
         for page in pages:
             st.page_link(page)
-    loading = st.empty()
-    loading.caption("Loading the audit library…")
-    from components.jobs import sidebar_status  # heavy imports only after the navigation is drawn
-    from audit_core.native_threads import pin_blas_threads
-    from components.widgets.adoption import ensure_sample_loaded
-    from components.workspaces import aside, finish_pending_switch, workspace_bar
-
-    pin_blas_threads()  # sessions share this process: one fixed BLAS thread count (audit_core/native_threads.py)
-    finish_pending_switch()  # a switch between your workspace and the demo's that a newer run cut short
-    ensure_sample_loaded()  # a bundled sample is ready to explore on first start
-    workspace_bar()  # once the demo has run: which workspace the pages show, and the way back to yours
-    sidebar_status(aside())
-    loading.empty()
+    reserve_top()  # the workspace bar's place, above the page's heading
     current.run()
 
 

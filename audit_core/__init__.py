@@ -16,23 +16,58 @@ re-exported here, with the notebook entry points of :mod:`audit_core.api`:
 :class:`TableSpec`, :func:`fragility_audit`, :func:`transport_audit` and the
 results they return, :class:`FragilityReport` and :class:`TransportReport`.
 """
-from .api import FragilityReport, TableSpec, TransportReport, fragility_audit, transport_audit
-from .data.baseline import BASELINE_KINDS, compute_baseline
-from .data.dataset import AuditDataset, DatasetConfig, build_dataset, frame_fingerprint
-from .data.eligibility import EligibilityFilter
-from .data.frames import as_pandas
-from .data.groups import GroupRule, Grouping, apply_group_rules, grouping_from_raw_map, parse_group_csv, raw_origin_grouping
-from .data.intake import LoadedTable, ReadOptions, read_path, read_table
-from .data.preprocess import feature_origins, make_preprocessor
-from .data.roles import ROLES, infer_roles
-from .data.samples import SAMPLES, load_sample
-from .data.targets import apply_targets, target_from_dict
-from .errors import MESSAGES, AuditInputError
-from .models.importing import import_model
-from .models.training import Workspace, attach_model, train_workspace
-from .models.zoo import ZOO, FittedModel, ModelSpec, make_estimator, train_model
-from .runs.registry import RunRecord, RunRegistry, default_registry_path
+import importlib
 
+#: Each public name and the submodule that defines it. The names are imported on first use (PEP 562
+#: ``__getattr__``), so importing one submodule (the app's first run imports a few) does not import every other
+#: one and what they need (scikit-learn, SciPy): see ``components/shell.py`` and docs/reliability.md "First paint".
+_EXPORTS = {
+    "FragilityReport": ".api",
+    "TableSpec": ".api",
+    "TransportReport": ".api",
+    "fragility_audit": ".api",
+    "transport_audit": ".api",
+    "BASELINE_KINDS": ".data.baseline",
+    "compute_baseline": ".data.baseline",
+    "AuditDataset": ".data.dataset",
+    "DatasetConfig": ".data.dataset",
+    "build_dataset": ".data.dataset",
+    "frame_fingerprint": ".data.dataset",
+    "EligibilityFilter": ".data.eligibility",
+    "as_pandas": ".data.frames",
+    "GroupRule": ".data.groups",
+    "Grouping": ".data.groups",
+    "apply_group_rules": ".data.groups",
+    "grouping_from_raw_map": ".data.groups",
+    "parse_group_csv": ".data.groups",
+    "raw_origin_grouping": ".data.groups",
+    "LoadedTable": ".data.intake",
+    "ReadOptions": ".data.intake",
+    "read_path": ".data.intake",
+    "read_table": ".data.intake",
+    "feature_origins": ".data.preprocess",
+    "make_preprocessor": ".data.preprocess",
+    "ROLES": ".data.roles",
+    "infer_roles": ".data.roles",
+    "SAMPLES": ".data.samples",
+    "load_sample": ".data.samples",
+    "apply_targets": ".data.targets",
+    "target_from_dict": ".data.targets",
+    "MESSAGES": ".errors",
+    "AuditInputError": ".errors",
+    "import_model": ".models.importing",
+    "Workspace": ".models.training",
+    "attach_model": ".models.training",
+    "train_workspace": ".models.training",
+    "ZOO": ".models.zoo",
+    "FittedModel": ".models.zoo",
+    "ModelSpec": ".models.zoo",
+    "make_estimator": ".models.zoo",
+    "train_model": ".models.zoo",
+    "RunRecord": ".runs.registry",
+    "RunRegistry": ".runs.registry",
+    "default_registry_path": ".runs.registry",
+}
 __all__ = [
     "AuditDataset",
     "AuditInputError",
@@ -80,3 +115,15 @@ __all__ = [
     "train_workspace",
     "transport_audit",
 ]
+
+
+def __getattr__(name: str):
+    if name not in _EXPORTS:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(_EXPORTS[name], __name__), name)
+    globals()[name] = value  # once: later reads do not come here
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

@@ -17,9 +17,9 @@ A switch swaps the two sets of keys. Streamlit can end a run at any
 session-state access, so a switch is a small transaction, as an adoption is
 (:func:`components.widgets.adoption.adopt_table`): the snapshot of the
 workspace being left and the target's name are written first, in one
-assignment (:data:`_SWITCH`); :func:`finish_pending_switch`, run by
-``app.py`` before every page, completes a switch an interrupted run left
-half-done. Switches run in widget callbacks or before any page widget is
+assignment (:data:`_SWITCH`); :func:`finish_pending_switch`, run on every
+page right after its heading (:func:`components.shell.after_heading`), completes a switch an interrupted
+run left half-done. Switches run in widget callbacks or before any page widget is
 drawn, where Streamlit allows widget values to be set.
 """
 from __future__ import annotations

@@ -5,11 +5,14 @@ require_router()  # first, before the heavy imports: route through app.py even o
 
 import streamlit as st
 
-from components.figures.data import group_sizes_figure, missingness_figure
-from components.widgets import data as dw
+from components.shell import after_heading
 
 st.title("Data & groups")
 st.caption("Every audit starts here: the table, what the label means, which columns form evidence blocks, and the model.")
+after_heading()  # the library, the sample and the workspace bar come after the heading is on screen
+
+from components.figures.data import group_sizes_figure, missingness_figure
+from components.widgets import data as dw
 
 table = dw.source_section()
 if table is None:

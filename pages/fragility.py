@@ -5,15 +5,19 @@ require_router()  # first, before the heavy imports: route through app.py even o
 
 import streamlit as st
 
+from components.shell import after_heading
+
+st.title("Fragility")
+st.caption("Counterfactual fragility certificates: how many evidence groups must fail before a prediction flips, "
+           "and how fast its margin collapses.")
+after_heading()  # the library, the sample and the workspace bar come after the heading is on screen
+
 from components import jobs
 from components.feedback import stale_notice
 from components.state import WORKSPACE_SLOT, current_provenance
 from components.widgets import fragility as fw
 from components.widgets.findings import fragility_panel
 
-st.title("Fragility")
-st.caption("Counterfactual fragility certificates: how many evidence groups must fail before a prediction flips, "
-           "and how fast its margin collapses.")
 ws = WORKSPACE_SLOT.value
 if ws is None:
     st.info("Train a model on Data & groups first: the audit needs a model, evidence groups and a baseline.")

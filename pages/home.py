@@ -5,10 +5,14 @@ require_router()  # first, before the heavy imports: route through app.py even o
 
 import streamlit as st
 
+from components.shell import after_heading
+
+st.title("Reliability audit")
+after_heading()  # the library, the sample and the workspace bar come after the heading is on screen
+
 from components.widgets.demo import demo_section
 from components.widgets.home import questions, recent_runs, session_summary
 
-st.title("Reliability audit")
 questions()
 demo_section()
 session_summary()

@@ -5,7 +5,7 @@ require_router()  # first, before the heavy imports: route through app.py even o
 
 import streamlit as st
 
-from components.widgets import receipts as rw
+from components.shell import after_heading
 
 st.title("Receipts")
 st.caption(
@@ -13,6 +13,10 @@ st.caption(
     "The receipt is every minimal set of replaced sources that reproduces the new verdict — "
     "executed, not predicted. See docs/receipts.md."
 )
+after_heading()  # the library, the sample and the workspace bar come after the heading is on screen
+
+from components.widgets import receipts as rw
+
 st.subheader("1 · Old and new evaluator state")
 rw.editor_section()
 st.subheader("2 · Executed cube and receipt")

@@ -5,14 +5,17 @@ require_router()  # first, before the heavy imports: route through app.py even o
 
 import streamlit as st
 
-from components.feedback import guarded
-from components.widgets import runs as rw
+from components.shell import after_heading
 
 st.title("Runs & reports")
 st.caption(
     "Every saved run, from the app or the `reliability-audit` command line. A run is shown from its stored "
     "tables (nothing is recomputed); export it as a self-contained HTML report, a JSON bundle, Parquet tables or a model card."
 )
+after_heading()  # the library, the sample and the workspace bar come after the heading is on screen
+
+from components.feedback import guarded
+from components.widgets import runs as rw
 
 runs = None
 with guarded("reading the run registry"):

@@ -5,6 +5,14 @@ require_router()  # first, before the heavy imports: route through app.py even o
 
 import streamlit as st
 
+from components.shell import after_heading
+
+st.title("Transport")
+st.caption("The model may still rank well on the new domain — but do its probabilities, abstention thresholds and "
+           "conformal sets still mean what they meant on the source? **Binary targets only** get the stresses, "
+           "heterogeneity and feature shift; a class target without a positive class runs multi-class Transport.")
+after_heading()  # the library, the sample and the workspace bar come after the heading is on screen
+
 from audit_core.transport.config import class_names_of
 from components.feedback import md_escape, stale_notice
 from components.figures import transport as tf
@@ -15,11 +23,6 @@ from components.widgets import transport_mc as tmc
 from components.widgets.findings import transport_panel
 from components.widgets.shift import shift_tab
 from components.widgets.data import current_config
-
-st.title("Transport")
-st.caption("The model may still rank well on the new domain — but do its probabilities, abstention thresholds and "
-           "conformal sets still mean what they meant on the source? **Binary targets only** get the stresses, "
-           "heterogeneity and feature shift; a class target without a positive class runs multi-class Transport.")
 
 table, columns = get(Keys.TABLE), get(Keys.COLUMNS)
 if table is None or columns is None or not get(Keys.TARGETS):

@@ -51,8 +51,12 @@ def free_port() -> int:
 
 
 @contextlib.contextmanager
-def serve_app(registry_path: Path, *, timeout: float = 90.0, file_watcher: str = "none") -> Iterator[str]:
+def serve_app(registry_path: Path, *, timeout: float = 90.0, file_watcher: str = "none", script: str = "app.py",
+              cwd: Path = ROOT, env: dict[str, str] | None = None) -> Iterator[str]:
     """Run ``streamlit run app.py`` on a free localhost port; yield its URL.
+
+    ``script`` and ``cwd`` serve another script the same way (``benchmarks/first_paint.py``'s one-line page);
+    ``env`` adds environment variables. The server's log is ``registry_path`` with the suffix ``.log``.
 
     The file watcher is off (as in ``.streamlit/config.toml``): with it on, an
     edit of any imported ``.py`` file under the project (another engineer's
@@ -63,7 +67,7 @@ def serve_app(registry_path: Path, *, timeout: float = 90.0, file_watcher: str =
     ``docs/reliability.md``, "Load"). ``file_watcher="auto"`` reproduces it.
     """
     port = free_port()
-    env = dict(os.environ, AUDIT_REGISTRY_PATH=str(registry_path), PYTHONUNBUFFERED="1")
+    env = dict(os.environ, AUDIT_REGISTRY_PATH=str(registry_path), PYTHONUNBUFFERED="1", **(env or {}))
     log = open(registry_path.with_suffix(".log"), "w")
     proc = subprocess.Popen(
         [
@@ -71,7 +75,7 @@ def serve_app(registry_path: Path, *, timeout: float = 90.0, file_watcher: str =
             "-m",
             "streamlit",
             "run",
-            "app.py",
+            script,
             "--server.port",
             str(port),
             "--server.address",
@@ -83,7 +87,7 @@ def serve_app(registry_path: Path, *, timeout: float = 90.0, file_watcher: str =
             "--server.fileWatcherType",
             file_watcher,
         ],
-        cwd=ROOT,
+        cwd=cwd,
         env=env,
         stdout=log,
         stderr=subprocess.STDOUT,

@@ -18,7 +18,9 @@ means ``a`` imports ``b``:
   *name* from its own package's ``__init__`` does get the edge, and the cycle.
 * Names handed to ``importlib.import_module`` are not edges. The only such
   names are the built-in audit plug-ins, which the plug-in registry loads by
-  name; :func:`test_builtin_plugins_are_named_by_existing_modules` checks them.
+  name (:func:`test_builtin_plugins_are_named_by_existing_modules` checks
+  them), and the re-exports of the lazy package ``__init__``s (``_EXPORTS``:
+  their own submodules, loaded on first use; ``tests/test_first_paint_static.py`` checks them).
 
 Layers, lowest first (:data:`LAYERS`); a module may import its own layer
 and the layers below, and the groups of one layer (e.g. the three audits)
@@ -508,3 +510,4 @@ def test_one_bootstrap_replicate_loop() -> None:
                for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
                if isinstance(node, ast.Call) and getattr(node.func, "id", getattr(node.func, "attr", None)) == "replicate_draws"}
     assert callers == {"audit_core.transport.bootstrap"}, callers
+

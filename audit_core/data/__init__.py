@@ -16,17 +16,42 @@ The flow, one module per step:
 Stands only on the foundation (:mod:`audit_core.errors`, :mod:`audit_core.limits`,
 :mod:`audit_core.expr`). Pure library code: never imports streamlit or plotly.
 """
-from .baseline import BASELINE_KINDS, compute_baseline
-from .dataset import AuditDataset, DatasetConfig, build_dataset, frame_fingerprint
-from .eligibility import EligibilityFilter
-from .frames import as_pandas
-from .groups import GroupRule, Grouping, apply_group_rules, grouping_from_raw_map, parse_group_csv, raw_origin_grouping
-from .intake import LoadedTable, ReadOptions, check_table, read_path, read_table
-from .preprocess import feature_origins, make_preprocessor
-from .roles import ROLES, infer_roles
-from .samples import SAMPLES, SampleInfo, load_sample
-from .targets import TargetLabels, apply_targets, target_from_dict
+import importlib
 
+#: Each public name and the submodule that defines it. The names are imported on first use (PEP 562
+#: ``__getattr__``), so importing one submodule (the app's first run imports a few) does not import every other
+#: one and what they need (scikit-learn, SciPy): see ``components/shell.py`` and docs/reliability.md "First paint".
+_EXPORTS = {
+    "BASELINE_KINDS": ".baseline",
+    "compute_baseline": ".baseline",
+    "AuditDataset": ".dataset",
+    "DatasetConfig": ".dataset",
+    "build_dataset": ".dataset",
+    "frame_fingerprint": ".dataset",
+    "EligibilityFilter": ".eligibility",
+    "as_pandas": ".frames",
+    "GroupRule": ".groups",
+    "Grouping": ".groups",
+    "apply_group_rules": ".groups",
+    "grouping_from_raw_map": ".groups",
+    "parse_group_csv": ".groups",
+    "raw_origin_grouping": ".groups",
+    "LoadedTable": ".intake",
+    "ReadOptions": ".intake",
+    "check_table": ".intake",
+    "read_path": ".intake",
+    "read_table": ".intake",
+    "feature_origins": ".preprocess",
+    "make_preprocessor": ".preprocess",
+    "ROLES": ".roles",
+    "infer_roles": ".roles",
+    "SAMPLES": ".samples",
+    "SampleInfo": ".samples",
+    "load_sample": ".samples",
+    "TargetLabels": ".targets",
+    "apply_targets": ".targets",
+    "target_from_dict": ".targets",
+}
 __all__ = [
     "AuditDataset",
     "BASELINE_KINDS",
@@ -58,3 +83,15 @@ __all__ = [
     "read_table",
     "target_from_dict",
 ]
+
+
+def __getattr__(name: str):
+    if name not in _EXPORTS:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(_EXPORTS[name], __name__), name)
+    globals()[name] = value  # once: later reads do not come here
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

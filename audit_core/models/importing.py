@@ -27,6 +27,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from audit_core.data.intake.options import MB  # and the DECOMPRESSION_CAP template, registered there
 from audit_core.errors import fail, register_messages
 from audit_core.limits import Limits
 
@@ -100,9 +101,9 @@ def _check_zip_expansion(data: bytes, name: str) -> None:
             expanded = sum(info.file_size for info in zf.infolist())
     except (zipfile.BadZipFile, ValueError, OSError) as exc:
         raise fail("IMPORT_UNREADABLE", name=name, fmt="skops", detail=str(exc)[:200]) from None
-    cap = Limits.from_env().max_expansion_mb * 1024 * 1024
+    cap = Limits.from_env().max_expansion_mb * MB
     if expanded > cap:
-        raise fail("DECOMPRESSION_CAP", name=name, size_mb=expanded / 2**20, cap_mb=cap / 2**20,
+        raise fail("DECOMPRESSION_CAP", name=name, size_mb=expanded / MB, cap_mb=cap / MB,
                    cap_name="decompression cap", var="AUDIT_MAX_EXPANSION_MB", ratio=expanded / max(len(data), 1))
 
 

@@ -16,18 +16,42 @@ Stands on everything below it (foundation, data, models and the three
 audits); nothing in ``audit_core`` below it imports it. Pure library code:
 never imports streamlit or plotly.
 """
-from .bundle import export_bundle, import_bundle, read_bundle
-from .export import write_parquet_tables
-from .compare import compare_runs_tables, runs_overview
-from .config import AuditConfig, LoadedData, load_config, load_data, parse_config
-from .context import AuditContext
-from .execute import RunOutcome, run_config
-from .gate import DEFAULT_GATE_SCOPE, DEFAULT_GATE_YAML, GateResult, compare_runs
-from .parallel import map_batches
-from .plugin import AuditResult, AuditRunner, ExecutionOptions, get_runner, register_audit
-from .registry import RunRecord, RunRegistry, default_registry_path
-from .save import save_fragility_run, save_workspace
+import importlib
 
+#: Each public name and the submodule that defines it. The names are imported on first use (PEP 562
+#: ``__getattr__``), so importing one submodule (the app's first run imports a few) does not import every other
+#: one and what they need (scikit-learn, SciPy): see ``components/shell.py`` and docs/reliability.md "First paint".
+_EXPORTS = {
+    "export_bundle": ".bundle",
+    "import_bundle": ".bundle",
+    "read_bundle": ".bundle",
+    "write_parquet_tables": ".export",
+    "compare_runs_tables": ".compare",
+    "runs_overview": ".compare",
+    "AuditConfig": ".config",
+    "LoadedData": ".config",
+    "load_config": ".config",
+    "load_data": ".config",
+    "parse_config": ".config",
+    "AuditContext": ".context",
+    "RunOutcome": ".execute",
+    "run_config": ".execute",
+    "DEFAULT_GATE_SCOPE": ".gate",
+    "DEFAULT_GATE_YAML": ".gate",
+    "GateResult": ".gate",
+    "compare_runs": ".gate",
+    "map_batches": ".parallel",
+    "AuditResult": ".plugin",
+    "AuditRunner": ".plugin",
+    "ExecutionOptions": ".plugin",
+    "get_runner": ".plugin",
+    "register_audit": ".plugin",
+    "RunRecord": ".registry",
+    "RunRegistry": ".registry",
+    "default_registry_path": ".registry",
+    "save_fragility_run": ".save",
+    "save_workspace": ".save",
+}
 __all__ = [
     "AuditConfig",
     "AuditContext",
@@ -59,3 +83,15 @@ __all__ = [
     "save_workspace",
     "write_parquet_tables",
 ]
+
+
+def __getattr__(name: str):
+    if name not in _EXPORTS:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(_EXPORTS[name], __name__), name)
+    globals()[name] = value  # once: later reads do not come here
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

@@ -78,7 +78,6 @@ register_messages(
         "CONFIG_UNKNOWN_SAMPLE": "Unknown sample {name!r} in data.sample.{hint} Available samples: {names}.",
         "CONFIG_BAD_TARGET": "Bad target definition in {where}: {reason}",
         "CONFIG_NO_AUDITS": "The config declares no audits: add at least one entry under 'audits', e.g. - kind: model",
-        "CONFIG_UNKNOWN_AUDIT": "Unknown audit kind {kind!r} in {where}.{hint} Installed audit kinds: {kinds}.",
         "CONFIG_UNKNOWN_COLUMN": "{where} names the column {column}, which is not in the data.{hint} Columns: {columns}.",
     }
 )

@@ -40,7 +40,7 @@ from typing import Any, Protocol
 
 import pandas as pd
 
-from audit_core.errors import fail
+from audit_core.errors import fail, register_messages
 
 from .parallel import Backend, map_batches
 
@@ -54,6 +54,10 @@ __all__ = [
     "load_builtin_audits",
     "register_audit",
 ]
+
+register_messages(  # here, where it is raised: ``audit_core.runs`` loads its modules on first use
+    {"CONFIG_UNKNOWN_AUDIT": "Unknown audit kind {kind!r} in {where}.{hint} Installed audit kinds: {kinds}."}
+)
 
 
 class Progress(Protocol):

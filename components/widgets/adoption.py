@@ -92,8 +92,8 @@ def adopt_table(table: LoadedTable, source_id: str, info: SampleInfo | None, *,
     columns_table``. So the adoption is a small transaction: the request is
     written first in one assignment (``_PENDING``) and the source id — the
     mark that an adoption is complete — is cleared, then set again last;
-    :func:`ensure_sample_loaded` (run by ``app.py`` before every page) redoes
-    a request left pending.
+    :func:`ensure_sample_loaded` (run on every page right after its heading,
+    :func:`components.shell.after_heading`) redoes a request left pending.
     """
     ss = session(state)
     if adopted(ss) == source_id:
