@@ -16,7 +16,7 @@ re-exported here, with the notebook entry points of :mod:`audit_core.api`:
 :class:`TableSpec`, :func:`fragility_audit`, :func:`transport_audit` and the
 results they return, :class:`FragilityReport` and :class:`TransportReport`.
 """
-import importlib
+from .lazy import lazy_exports
 
 #: Each public name and the submodule that defines it. The names are imported on first use (PEP 562
 #: ``__getattr__``), so importing one submodule (the app's first run imports a few) does not import every other
@@ -117,13 +117,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str):
-    if name not in _EXPORTS:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(_EXPORTS[name], __name__), name)
-    globals()[name] = value  # once: later reads do not come here
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+__getattr__, __dir__ = lazy_exports(globals(), _EXPORTS)

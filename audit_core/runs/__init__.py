@@ -16,7 +16,7 @@ Stands on everything below it (foundation, data, models and the three
 audits); nothing in ``audit_core`` below it imports it. Pure library code:
 never imports streamlit or plotly.
 """
-import importlib
+from audit_core.lazy import lazy_exports
 
 #: Each public name and the submodule that defines it. The names are imported on first use (PEP 562
 #: ``__getattr__``), so importing one submodule (the app's first run imports a few) does not import every other
@@ -85,13 +85,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str):
-    if name not in _EXPORTS:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(_EXPORTS[name], __name__), name)
-    globals()[name] = value  # once: later reads do not come here
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+__getattr__, __dir__ = lazy_exports(globals(), _EXPORTS)
