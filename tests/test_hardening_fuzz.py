@@ -518,7 +518,7 @@ _TR_DS = []
 TR_OUTCOMES: collections.Counter = collections.Counter()
 
 
-def _declare_only(source, target=None, *, config, progress=None, should_cancel=None):
+def _declare_only(source, target=None, *, config, progress=None, should_stop=None):
     from audit_core.transport import TransportAudit
 
     TransportAudit(config).declare(source, target)

@@ -201,7 +201,7 @@ def test_cancellation(loan):
         return calls["n"] > 2
 
     with pytest.raises(AuditInputError) as e:
-        run_transport(loan.frame, config=small(loan, stresses=()), should_cancel=cancel)
+        run_transport(loan.frame, config=small(loan, stresses=()), should_stop=cancel)
     assert _code(e) == "TRANSPORT_CANCELLED"
 
 

@@ -265,7 +265,7 @@ def run_demo(frame: pd.DataFrame, config: DatasetConfig, *, raw_groups: Mapping[
     tc = TransportConfig.from_dataset(ds, n_refits=options.n_refits, n_bootstrap=options.n_bootstrap,
                                       seed=options.seed, stresses=tuple(options.stresses), **opts)
     tr = run_transport(ds.frame, config=tc, model=fixed, progress=_scaled(report, 0.6, 0.95, "Transport"),
-                       should_cancel=stop)
+                       should_stop=stop)
     check("running the transport audit")
     run_ids["transport"] = tr.save_to_registry(registry, dataset_name=config.name, dataset_fingerprint=ds.fingerprint)
     report(0.97, "Release gate…")

@@ -106,7 +106,7 @@ class TransportAudit:
         :func:`~audit_core.models.scores.scored_model`, which reads the score
         columns record by record (:mod:`.scores`).
     progress : callable(fraction, message), optional
-    should_cancel : callable() -> bool, optional
+    should_stop : callable() -> bool, optional
         Polled between units of work; a true value stops the run with the
         declared error ``TRANSPORT_CANCELLED``.
 
@@ -139,7 +139,7 @@ class TransportAudit:
     _rules: dict[tuple[int, str, str], Any]
 
     def __init__(self, config: TransportConfig, *, progress: Callable[[float, str], None] | None = None,
-                 should_cancel: Callable[[], bool] | None = None, model: FittedModel | None = None) -> None:
+                 should_stop: Callable[[], bool] | None = None, model: FittedModel | None = None) -> None:
         if not isinstance(config, TransportConfig):
             raise _bad("config", "expected a TransportConfig")
         if config.on_scores:  # bring your own scores: the model reads them by row (:mod:`.scores`)
@@ -156,7 +156,7 @@ class TransportAudit:
         self._config = config
         self._done: list[str] = []
         self._progress = progress or (lambda f, m: None)
-        self._cancel = should_cancel or (lambda: False)
+        self._cancel = should_stop or (lambda: False)
         self._rows: list[dict] = []
         self.tables: dict[str, pd.DataFrame] = {}
         self._label_classes: dict[str, dict] = {}
@@ -565,6 +565,6 @@ class TransportAudit:
 
 
 def run_transport(source: pd.DataFrame, target: pd.DataFrame | None = None, *, config: TransportConfig,
-                  progress=None, should_cancel=None, model: FittedModel | None = None) -> TransportResult:
+                  progress=None, should_stop=None, model: FittedModel | None = None) -> TransportResult:
     """Run the whole protocol; see :class:`TransportAudit` (``model``: the fixed model, if any)."""
-    return TransportAudit(config, progress=progress, should_cancel=should_cancel, model=model).run(source, target)
+    return TransportAudit(config, progress=progress, should_stop=should_stop, model=model).run(source, target)

@@ -11,7 +11,7 @@ __all__ = ["run_transport_on_scores"]
 
 
 def run_transport_on_scores(source: pd.DataFrame, target: pd.DataFrame | None = None, *, config,
-                            progress=None, should_cancel=None):
+                            progress=None, should_stop=None):
     """Run Transport on a table of predictions (binary or multi-class, by the primary target).
 
     Parameters
@@ -23,7 +23,7 @@ def run_transport_on_scores(source: pd.DataFrame, target: pd.DataFrame | None = 
         With ``score_columns``: one probability column per class in class-code
         order (binary: class 0 then the positive class; multi-class: the sorted
         class values), or one column for the positive class of a binary target.
-    progress, should_cancel : optional
+    progress, should_stop : optional
         As for :class:`~audit_core.transport.protocol.TransportAudit`.
 
     Returns
@@ -50,4 +50,4 @@ def run_transport_on_scores(source: pd.DataFrame, target: pd.DataFrame | None = 
     if not isinstance(config, TransportConfig) or not config.on_scores:
         raise _bad("score_columns", "name the probability column(s) of the table to run Transport on scores")
     runner = MulticlassTransportAudit if is_multiclass_target(config) else TransportAudit
-    return runner(config, progress=progress, should_cancel=should_cancel).run(source, target)
+    return runner(config, progress=progress, should_stop=should_stop).run(source, target)

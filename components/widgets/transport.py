@@ -335,10 +335,10 @@ def _start(table, ds_config, decl: dict, options: dict, tolerances: dict, fixed=
         result: TransportResult
         if multiclass:
             result = run_multiclass_transport(ds.frame, config=cfg, tolerances=mc_tol, progress=job.progress,
-                                              should_cancel=job.stop_requested)
+                                              should_stop=job.stop_requested)
         else:
             result = run_transport(ds.frame, config=cfg, model=fixed, progress=job.progress,
-                                   should_cancel=job.stop_requested)
+                                   should_stop=job.stop_requested)
         job.progress(1.0, "Saving to the registry…")
         return result, result.save_to_registry(reg, dataset_name=ds_config.name, dataset_fingerprint=ds.fingerprint)
 

@@ -153,16 +153,16 @@ class MulticlassTransportAudit(TransportAudit):
         (``k_reg = 1``, ``λ = 0.01``).
     tolerances : mapping, optional
         δ for the multi-class metrics, replacing :data:`MC_TOLERANCES` entries.
-    progress, should_cancel : as for :class:`TransportAudit`
+    progress, should_stop : as for :class:`TransportAudit`
     """
 
     _multiclass = True
 
-    def __init__(self, config, *, scores=None, tolerances=None, progress=None, should_cancel=None) -> None:
+    def __init__(self, config, *, scores=None, tolerances=None, progress=None, should_stop=None) -> None:
         if getattr(config, "fixed_model", None) is not None and not config.on_scores:
             raise fail("TRANSPORT_BAD_OPTION", name="fixed_model", problem=(
                 f"the multi-class run refits zoo models; it cannot audit the model {config.fixed_model!r} as it is"))
-        super().__init__(config, progress=progress, should_cancel=should_cancel)
+        super().__init__(config, progress=progress, should_stop=should_stop)
         self.mc_mappings = multiclass_mappings(config.mappings)
         self.scores = tuple(DEFAULT_SCORES if scores is None else scores)
         names = [s.name for s in self.scores]
@@ -354,7 +354,7 @@ class MulticlassTransportAudit(TransportAudit):
 
 
 def run_multiclass_transport(source: pd.DataFrame, target: pd.DataFrame | None = None, *, config, scores=None,
-                             tolerances=None, progress=None, should_cancel=None) -> MulticlassTransportResult:
+                             tolerances=None, progress=None, should_stop=None) -> MulticlassTransportResult:
     """Run the multi-class protocol; see :class:`MulticlassTransportAudit`.
 
     Parameters
@@ -373,4 +373,4 @@ def run_multiclass_transport(source: pd.DataFrame, target: pd.DataFrame | None =
     MulticlassTransportResult
     """
     return MulticlassTransportAudit(config, scores=scores, tolerances=tolerances, progress=progress,
-                                    should_cancel=should_cancel).run(source, target)
+                                    should_stop=should_stop).run(source, target)
