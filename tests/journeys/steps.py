@@ -160,9 +160,25 @@ def click(page, name: str) -> None:
 
 
 def download(page, name: str) -> bytes:
-    with page.expect_download(timeout=LONG) as info:
-        main(page).get_by_role("button", name=name, exact=True).first.click()
-    return Path(info.value.path()).read_bytes()
+    """Click a download button and return the file.
+
+    A download button built from a callable is tied to one script run: a click that lands on the button of a run
+    that a newer run has replaced (the previous step's rerun still finishing on a loaded machine) gets "Deferred
+    file not found" on the server and no download. So wait for the page to be idle first, and click again, on
+    the current button, if no download starts within QUICK.
+    """
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+    for attempt in range(3):
+        idle(page)
+        try:
+            with page.expect_download(timeout=QUICK if attempt < 2 else LONG) as info:
+                main(page).get_by_role("button", name=name, exact=True).first.click()
+            return Path(info.value.path()).read_bytes()
+        except PlaywrightTimeout:
+            if attempt == 2:
+                raise
+    raise AssertionError("unreachable")
 
 
 def wait_text(page, text_: str, timeout: int = LONG):
