@@ -47,7 +47,7 @@ from typing import Callable
 
 import numpy as np
 
-from . import calibration as _cal
+from . import calibration_error as _cal
 from .errors import fail, register_messages
 from .logistic import EPS_LOGIT, fit_logistic_1d, logit
 
@@ -368,7 +368,7 @@ def expected_calibration_error(y_true, p, *, n_bins: int = 15, sample_weight=Non
 def adaptive_calibration_error(y_true, p, *, n_bins: int = 15, sample_weight=None) -> float:
     """ACE: ECE's mass-weighted gap on ``n_bins`` equal-mass bins (ties share a bin).
 
-    See :mod:`audit_core.calibration` for the bin rule.
+    See :mod:`audit_core.calibration_error` for the bin rule.
 
     Examples
     --------
@@ -411,7 +411,7 @@ def spiegelhalter_z(y_true, p, *, sample_weight=None) -> float:
 
 
 def smooth_ece(y_true, p, *, sample_weight=None, return_bandwidth: bool = False):
-    """Smooth ECE (kernel-smoothed, automatic bandwidth; :mod:`audit_core.calibration`), weighted.
+    """Smooth ECE (kernel-smoothed, automatic bandwidth; :mod:`audit_core.calibration_error`), weighted.
 
     Not in :data:`METRICS`: every bootstrap replicate would need its own
     bandwidth search, so Transport reports it beside the reliability diagram.

@@ -58,7 +58,7 @@ MAX_LINES = 600
 #: Layers, lowest first; each is a tuple of groups, each group a tuple of module prefixes.
 LAYERS: tuple[tuple[str, tuple[tuple[str, ...], ...]], ...] = (
     ("foundation", (("audit_core.errors", "audit_core.limits", "audit_core.safe_text", "audit_core.expr",
-                     "audit_core.metrics", "audit_core.logistic", "audit_core.calibration", "audit_core.native_threads",
+                     "audit_core.metrics", "audit_core.logistic", "audit_core.calibration_error", "audit_core.native_threads",
                      "audit_core.lazy"),)),
     ("data", (("audit_core.data",),)),
     ("models", (("audit_core.models",),)),
@@ -296,7 +296,7 @@ def test_builtin_plugins_are_named_by_existing_modules(graph: Graph) -> None:
 
 def test_top_level_of_the_library() -> None:
     top = sorted(p.name for p in (ROOT / "audit_core").iterdir() if p.name != "__pycache__")
-    assert top == ["__init__.py", "api", "calibration.py", "data", "errors.py", "expr", "findings", "fragility", "lazy.py", "limits.py", "logistic.py", "metrics.py",
+    assert top == ["__init__.py", "api", "calibration_error.py", "data", "errors.py", "expr", "findings", "fragility", "lazy.py", "limits.py", "logistic.py", "metrics.py",
                    "models", "native_threads.py", "receipts", "runs", "safe_text.py", "transport"]
 
 

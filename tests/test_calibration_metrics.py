@@ -1,7 +1,7 @@
 """ACE, MCE and Spiegelhalter's z: hand toys, from-definition implementations, verdict registration.
 
 The reference implementations below are written from the definitions (plain
-Python loops over records, no code shared with :mod:`audit_core.calibration`).
+Python loops over records, no code shared with :mod:`audit_core.calibration_error`).
 """
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import math
 import numpy as np
 import pytest
 
-import audit_core.calibration as cal
+import audit_core.calibration_error as cal
 from audit_core.errors import AuditInputError
 from audit_core.metrics import (
     METRICS,

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 import relplot  # test-only peer oracle, pinned in requirements-test.txt
 
-from audit_core.calibration import frequency_band, smooth_ece_at
+from audit_core.calibration_error import frequency_band, smooth_ece_at
 from audit_core.errors import AuditInputError
 from audit_core.metrics import bin_ids, calibration_bins, smooth_ece
 

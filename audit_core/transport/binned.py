@@ -72,7 +72,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..calibration import ACE_FLOOR_ALLOWANCE, spiegelhalter_terms
+from ..calibration_error import ACE_FLOOR_ALLOWANCE, spiegelhalter_terms
 from ..logistic import EPS_LOGIT, fit_logistic_1d, logit
 from ..metrics import bin_ids
 from .bootstrap import _taylor_columns, _taylor_newton

@@ -13,7 +13,7 @@ weights, all replicates at once:
   sum over all records plus one over the positives only);
 * ECE and MCE reuse the fixed bin assignment; ACE re-cuts its equal-mass
   bins in every replicate from the replicate's cumulative weights (the
-  metric's own rule, :func:`~audit_core.calibration.equal_mass_bins`);
+  metric's own rule, :func:`~audit_core.calibration_error.equal_mass_bins`);
 * Spiegelhalter's z is a ratio of two linear statistics; its variance term
   takes the replicate's squared record weights (``W2`` of
   :meth:`BatchedMetrics.compute`);
@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..calibration import equal_mass_bins, spiegelhalter_terms
+from ..calibration_error import equal_mass_bins, spiegelhalter_terms
 from ..logistic import EPS_LOGIT, fit_logistic_1d, logit
 
 __all__ = ["class_positions", "stratified_draws", "stratified_counts", "BatchedMetrics", "percentile_interval",

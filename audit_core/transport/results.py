@@ -21,7 +21,7 @@ from typing import Any, Mapping
 import numpy as np
 import pandas as pd
 
-from audit_core.calibration import frequency_band
+from audit_core.calibration_error import frequency_band
 from audit_core.metrics import bin_ids, calibration_bins, smooth_ece
 
 from .columns import RESULT_COLUMNS

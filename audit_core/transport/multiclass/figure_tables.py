@@ -25,7 +25,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from audit_core.calibration import frequency_band
+from audit_core.calibration_error import frequency_band
 from audit_core.metrics import bin_ids, calibration_bins
 
 from .. import selective as sl

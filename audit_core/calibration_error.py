@@ -1,4 +1,4 @@
-"""Calibration statistics beyond ECE-15, on validated arrays (SPEC §2, stage 4).
+"""Calibration error: ACE, MCE, Spiegelhalter's z and smooth ECE arithmetic on validated arrays (SPEC §2, stage 4).
 
 The public, validating functions are in :mod:`audit_core.metrics` (``ace``,
 ``mce``, ``spiegelhalter_z``); this module holds their arithmetic on arrays
