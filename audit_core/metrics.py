@@ -56,6 +56,7 @@ __all__ = [
     "prevalence",
     "auroc",
     "auroc_by_row",
+    "auroc_one_vs_rest",
     "bin_ids",
     "average_precision",
     "pr_skill",
@@ -233,6 +234,37 @@ def auroc_by_row(labels, scores) -> np.ndarray:
         if 0 < y.sum() < len(y) and np.isfinite(q).all():
             out[i] = _auroc_levels(*_levels(y, q, w))
     return out
+
+
+def auroc_one_vs_rest(y_true, P, *, sample_weight=None) -> float:
+    """Mean over classes of the weighted one-vs-rest :func:`auroc` of ``P[:, c]`` (macro average).
+
+    Parameters
+    ----------
+    y_true : array_like of shape (n,)
+        Class indices ``0 … C−1``.
+    P : array_like of shape (n, C)
+        One score row per record (only each column's order matters).
+    sample_weight : array_like of shape (n,), optional
+
+    Returns
+    -------
+    float
+        The mean of the classes' AUROCs; a class absent from ``y_true`` (or
+        present in every record) has none and is left out; ``nan`` when no
+        class has one. With every class present it equals
+        ``sklearn.metrics.roc_auc_score(y, P, multi_class="ovr")``.
+
+    Examples
+    --------
+    >>> auroc_one_vs_rest([0, 1, 2, 2], [[.8, .1, .1], [.2, .7, .1], [.3, .3, .4], [.1, .1, .8]])
+    1.0
+    """
+    y = np.asarray(y_true)
+    Q = np.asarray(P, dtype=float).reshape(len(y), -1)
+    vals = [auroc((y == c).astype(float), Q[:, c], sample_weight=sample_weight) for c in range(Q.shape[1])]
+    vals = [v for v in vals if np.isfinite(v)]
+    return float(np.mean(vals)) if vals else float("nan")
 
 
 def average_precision(y_true, p, *, sample_weight=None) -> float:

@@ -271,6 +271,44 @@ def test_holdout_metrics_by_hand():
     assert values["n_rows"] == 4.0
 
 
+
+class _FixedProba:
+    """A model-like object returning the probabilities it was built with."""
+
+    def __init__(self, p):
+        self.p = np.asarray(p, dtype=float)
+
+    def predict_proba(self, X):
+        return self.p
+
+
+def _held_out_auroc(p, y) -> float:
+    out = holdout_metrics(_FixedProba(p), pd.DataFrame({"a": range(len(y))}), np.asarray(y), split="test")
+    return float(out.set_index("metric").loc["auroc", "value"])
+
+
+def test_holdout_auroc_is_the_projects_auroc_and_agrees_with_sklearn_on_ties():
+    """Known answer: the held-out AUROC (binary and one-vs-rest macro) is ``audit_core.metrics``'s, equal to sklearn's."""
+    from sklearn.metrics import roc_auc_score
+
+    rng = np.random.default_rng(7)
+    p1 = rng.choice([0.1, 0.3, 0.3, 0.5, 0.7, 0.7, 0.9], size=200)  # heavy ties
+    y = (rng.random(200) < p1).astype(int)
+    P = np.column_stack([1 - p1, p1])
+    assert _held_out_auroc(P, y) == pytest.approx(roc_auc_score(y, p1), abs=1e-14)
+    # by hand, with a tie across classes: positives {0.5, 0.9}, negatives {0.5, 0.1} -> (1/2 + 1 + 1 + 1) / 4
+    tied = np.array([0.5, 0.5, 0.9, 0.1])
+    assert _held_out_auroc(np.column_stack([1 - tied, tied]), [1, 0, 1, 0]) == 0.875
+    raw = rng.dirichlet(np.ones(3), size=300).round(1) + 1e-9  # rounded: ties within every column
+    P3 = raw / raw.sum(axis=1, keepdims=True)
+    y3 = rng.integers(0, 3, size=300)
+    assert _held_out_auroc(P3, y3) == pytest.approx(roc_auc_score(y3, P3, multi_class="ovr"), abs=1e-14)
+
+
+def test_holdout_auroc_is_nan_when_a_class_is_missing():
+    assert np.isnan(_held_out_auroc([[0.4, 0.6], [0.3, 0.7]], [1, 1]))
+    assert np.isnan(_held_out_auroc([[0.4, 0.3, 0.3], [0.2, 0.7, 0.1]], [0, 1]))
+
 # ---------------------------------------------------------------------------
 # The loan sample: a real workspace
 # ---------------------------------------------------------------------------

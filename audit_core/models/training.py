@@ -13,13 +13,14 @@ from typing import Callable, Mapping
 
 import numpy as np
 import pandas as pd
-from sklearn.metrics import accuracy_score, log_loss, roc_auc_score
+from sklearn.metrics import accuracy_score, log_loss
 from sklearn.model_selection import train_test_split
 
 from audit_core.data.baseline import BaselineKind, compute_baseline
 from audit_core.data.dataset import AuditDataset
 from audit_core.data.groups import Grouping, grouping_from_raw_map
 from audit_core.errors import MESSAGES, fail, register_messages
+from audit_core.metrics import auroc, auroc_one_vs_rest
 
 from .zoo import FittedModel, ModelSpec, train_model
 
@@ -214,9 +215,9 @@ def holdout_metrics(model: FittedModel, X: pd.DataFrame, y: np.ndarray, *, split
     p = model.predict_proba(X)
     labels = list(range(p.shape[1]))
     if p.shape[1] == 2:
-        auc = roc_auc_score(y, p[:, 1]) if len(np.unique(y)) == 2 else np.nan
+        auc = auroc(y, p[:, 1]) if len(np.unique(y)) == 2 else np.nan
     else:
-        auc = roc_auc_score(y, p, multi_class="ovr", labels=labels) if len(np.unique(y)) == p.shape[1] else np.nan
+        auc = auroc_one_vs_rest(y, p) if len(np.unique(y)) == p.shape[1] else np.nan
     rows = [
         (split, "auroc", float(auc)),
         (split, "accuracy", float(accuracy_score(y, p.argmax(axis=1)))),

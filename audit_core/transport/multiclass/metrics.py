@@ -50,7 +50,7 @@ import numpy as np
 
 from audit_core.errors import fail
 from audit_core.logistic import EPS_LOGIT
-from audit_core.metrics import auroc, check_binary_inputs, expected_calibration_error
+from audit_core.metrics import auroc_one_vs_rest, check_binary_inputs, expected_calibration_error
 
 
 __all__ = [
@@ -176,9 +176,7 @@ def log_loss_multiclass(y_true, P, *, sample_weight=None) -> float:
 def auroc_macro(y_true, P, *, sample_weight=None) -> float:
     """Mean over classes of the weighted one-vs-rest AUROC (classes without one are left out)."""
     y, Q, w = check_multiclass_inputs(y_true, P, sample_weight)
-    vals = [auroc((y == c).astype(float), Q[:, c], sample_weight=w) for c in range(Q.shape[1])]
-    vals = [v for v in vals if np.isfinite(v)]
-    return float(np.mean(vals)) if vals else float("nan")
+    return auroc_one_vs_rest(y, Q, sample_weight=w)
 
 
 def accuracy(y_true, P, *, sample_weight=None) -> float:
