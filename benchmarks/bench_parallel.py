@@ -25,7 +25,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from audit_core.models.audit import BootstrapChunk, RefitItem, bootstrap_auroc_job, chunk_seeds, refit_job  # noqa: E402
+from audit_core.models.batch_jobs import BootstrapChunk, RefitItem, bootstrap_auroc_job, chunk_seeds, refit_job  # noqa: E402
 from audit_core.runs.parallel import local_cluster, map_batches  # noqa: E402
 
 JobBuilder = Callable[[int], tuple[Callable[[Any], Any], list[Any]]]

@@ -6,7 +6,7 @@ import pytest
 
 from audit_core.errors import AuditInputError
 from audit_core.metrics import auroc
-from audit_core.models.audit import BootstrapChunk, bootstrap_auroc_job, chunk_seeds
+from audit_core.models.batch_jobs import BootstrapChunk, bootstrap_auroc_job, chunk_seeds
 from audit_core.runs.parallel import local_cluster, map_batches
 
 

@@ -7,7 +7,7 @@
   (:mod:`~audit_core.models.xgboost_import`, optional extra);
 * :mod:`~audit_core.models.refusals` — recognise pickle, joblib, MLflow and CatBoost files unopened and refuse each
   with a way forward;
-* :mod:`~audit_core.models.audit` — the ``model`` audit's seeded work items (AUROC bootstrap, refits by seed);
+* :mod:`~audit_core.models.batch_jobs` — the ``model`` audit's seeded batch jobs (AUROC bootstrap, refits by seed);
 * :mod:`~audit_core.models.scores` — a table's probability columns as a model (bring your own scores);
 * :mod:`~audit_core.models.probs` — probability conventions (clipping, pseudo-logits, margins, confidence);
 * :mod:`~audit_core.models.manifest` — what every run manifest records about the workspace and libraries.

@@ -30,7 +30,7 @@ import pandas as pd
 
 from audit_core.errors import fail
 from audit_core.limits import Limits
-from audit_core.models.audit import BootstrapChunk, RefitItem, bootstrap_auroc_job, chunk_seeds, refit_job
+from audit_core.models.batch_jobs import BootstrapChunk, RefitItem, bootstrap_auroc_job, chunk_seeds, refit_job
 
 from ..config import check_keys, expect_type
 from ..context import AuditContext
