@@ -1,6 +1,6 @@
 """The fragility certificate: a frozen, JSON-serialisable record of one case.
 
-A :class:`Certificate` carries its full :class:`Protocol` (grouping hash and
+A :class:`Certificate` carries its full :class:`CertificateSettings` (grouping hash and
 group columns, baseline kind *and values*, column scales, ``K``, path mode,
 operator families, severity grid, draws and seed, FDS weights), so
 :func:`audit_core.fragility.verify.verify` can recompute it from the model and the
@@ -18,7 +18,7 @@ import pandas as pd
 
 from audit_core.errors import fail, register_messages
 
-__all__ = ["Protocol", "Certificate", "CertificateBatch"]
+__all__ = ["CertificateSettings", "Certificate", "CertificateBatch"]
 
 register_messages(
     {
@@ -48,7 +48,7 @@ def _plain(v: Any) -> Any:
 
 
 @dataclass(frozen=True, kw_only=True)
-class Protocol:
+class CertificateSettings:
     """Everything needed to recompute a certificate besides the model and case.
 
     Attributes
@@ -120,7 +120,7 @@ class Protocol:
         )
 
     @classmethod
-    def from_dict(cls, d: Mapping[str, Any]) -> "Protocol":
+    def from_dict(cls, d: Mapping[str, Any]) -> "CertificateSettings":
         try:
             return cls(
                 grouping_hash=str(d["grouping_hash"]),
@@ -148,7 +148,7 @@ class Certificate:
 
     Attributes
     ----------
-    protocol : Protocol
+    protocol : CertificateSettings
     key : str or int
         The sample key.
     y_hat : int
@@ -178,7 +178,7 @@ class Certificate:
     fds : float
     """
 
-    protocol: Protocol
+    protocol: CertificateSettings
     key: Any
     y_hat: int
     p_hat: float
@@ -223,7 +223,7 @@ class Certificate:
             raise fail("FR_BAD_CERTIFICATE", detail="no protocol")
         try:
             return cls(
-                protocol=Protocol.from_dict(d["protocol"]),
+                protocol=CertificateSettings.from_dict(d["protocol"]),
                 key=d["key"],
                 y_hat=int(d["y_hat"]),
                 p_hat=float(d["p_hat"]),
@@ -265,7 +265,7 @@ class CertificateBatch:
 
     Attributes
     ----------
-    protocol : Protocol
+    protocol : CertificateSettings
     keys : ndarray of shape (n,)
     p0 : ndarray of shape (n, n_classes)
         Clipped probabilities of the unperturbed cases.
@@ -291,7 +291,7 @@ class CertificateBatch:
         Perturbed rows the ``distinct`` engine predicted (0 for the other engines).
     """
 
-    protocol: Protocol
+    protocol: CertificateSettings
     keys: np.ndarray
     p0: np.ndarray
     y_hat: np.ndarray

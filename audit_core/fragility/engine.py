@@ -32,7 +32,7 @@ import numpy as np
 from audit_core.data.groups import Grouping
 from audit_core.errors import fail, register_messages
 
-from .certificate import CertificateBatch, Protocol
+from .certificate import CertificateBatch, CertificateSettings
 from .distinct import certify_chunk_distinct, row_bytes
 from .generic import as_predict, certify_chunk_generic, make_context, stage2_spans
 from .linear import LinearForm, certify_chunk_linear, linear_bytes_per_case, linear_form
@@ -129,8 +129,8 @@ def protocol_for(
     scale: np.ndarray,
     baseline_kind: str,
     config: FragilityConfig,
-) -> Protocol:
-    """Validate the options and freeze them into a :class:`Protocol`."""
+) -> CertificateSettings:
+    """Validate the options and freeze them into a :class:`CertificateSettings`."""
     G = grouping.n_groups
     k = min(5, G) if config.k is None else int(config.k)
     if not 1 <= k <= G:
@@ -146,7 +146,7 @@ def protocol_for(
     w = tuple(float(v) for v in config.weights)
     if len(w) != 3 or min(w) < 0 or abs(sum(w) - 1) > 1e-9:
         raise fail("FR_BAD_WEIGHTS", weights=list(config.weights))
-    return Protocol(
+    return CertificateSettings(
         grouping_hash=grouping.hash,
         group_names=tuple(grouping.names),
         group_columns=tuple(tuple(int(i) for i in c) for c in grouping.index),
@@ -167,12 +167,12 @@ def protocol_for(
 MapChunks = Callable[..., list]
 
 
-def rows_per_case(proto: Protocol) -> int:
+def rows_per_case(proto: CertificateSettings) -> int:
     """Rows per case in the largest predict call of a chunk (generic layout)."""
     return max(proto.n_groups + 1, stage2_spans(proto)[1])
 
 
-def certificate_cells(proto: Protocol, n_cases: int, n_features: int, *, engine: str = "distinct") -> int:
+def certificate_cells(proto: CertificateSettings, n_cases: int, n_features: int, *, engine: str = "distinct") -> int:
     """Values the certificates of ``n_cases`` compute: the up-front size of the work.
 
     Row engines: every perturbed row (stage 1, the adaptive candidates, stage
@@ -188,7 +188,7 @@ def certificate_cells(proto: Protocol, n_cases: int, n_features: int, *, engine:
     return int(n_cases) * int(per_case)
 
 
-def _bytes_per_case(engine: str, proto: Protocol, n_features: int) -> int:
+def _bytes_per_case(engine: str, proto: CertificateSettings, n_features: int) -> int:
     rows2 = stage2_spans(proto)[1]
     adaptive_k = proto.k if proto.path == "adaptive" else 0
     if engine == "linear":
@@ -208,7 +208,7 @@ class CertificateChunk:
         Must be picklable for the ``processes`` / ``dask`` backends.
     X : ndarray of shape (n, n_features)
         The chunk's transformed cases.
-    protocol : Protocol
+    protocol : CertificateSettings
         The frozen protocol (its ``seed`` fixes the stochastic draws).
     random_keys : ndarray of shape (n, G) or None
         The chunk's rows of the random-order keys (``path="random"`` only).
@@ -221,7 +221,7 @@ class CertificateChunk:
 
     model: Any
     X: np.ndarray
-    protocol: Protocol
+    protocol: CertificateSettings
     random_keys: np.ndarray | None = None
     engine: str = "distinct"
     chunk_mb: float = DEFAULT_CHUNK_MB
@@ -252,7 +252,7 @@ def certify_chunk_job(item: CertificateChunk) -> dict[str, Any]:
 
 
 def certificate_chunks(
-    model: Any, X: np.ndarray, proto: Protocol, *, step: int, random_keys: np.ndarray | None = None,
+    model: Any, X: np.ndarray, proto: CertificateSettings, *, step: int, random_keys: np.ndarray | None = None,
     engine: str = "distinct", chunk_mb: float = DEFAULT_CHUNK_MB,
 ) -> list[CertificateChunk]:
     """Split cases into :class:`CertificateChunk` items of ``step`` cases."""
@@ -263,7 +263,7 @@ def certificate_chunks(
     ]
 
 
-def resolve_engine(engine: str, model: Any, X: np.ndarray, proto: Protocol) -> tuple[str, LinearForm | None]:
+def resolve_engine(engine: str, model: Any, X: np.ndarray, proto: CertificateSettings) -> tuple[str, LinearForm | None]:
     """The engine ``auto`` stands for (and the linear form when it is ``linear``)."""
     if engine not in ENGINES:
         raise fail("FR_BAD_ENGINE", engine=engine)
@@ -316,7 +316,7 @@ class _Outputs:
             else:
                 dst[lo:hi] = v
 
-    def result(self, done: int, proto: Protocol, n_features: int) -> dict[str, Any]:
+    def result(self, done: int, proto: CertificateSettings, n_features: int) -> dict[str, Any]:
         if self.arrays is None:
             return _empty(proto, n_features)
         if done == self.n:
@@ -390,7 +390,7 @@ def certify(
 def certify_with_protocol(
     model: Any,
     X: np.ndarray,
-    proto: Protocol,
+    proto: CertificateSettings,
     *,
     keys: np.ndarray | None = None,
     chunk_rows: int | None = None,
@@ -452,7 +452,7 @@ def _random_keys(n: int, G: int, seed: int) -> np.ndarray:
     return rng.random((n, G))
 
 
-def _empty(proto: Protocol, F: int) -> dict[str, Any]:
+def _empty(proto: CertificateSettings, F: int) -> dict[str, Any]:
     G, K, L = proto.n_groups, proto.k, len(proto.grid)
     z = np.zeros(0)
     zi = np.zeros(0, dtype=np.intp)

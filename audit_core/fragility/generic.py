@@ -24,7 +24,7 @@ import numpy as np
 
 from audit_core.models.probs import EPS_PROB, clip_probs, margin_of, pseudo_logits
 
-from .certificate import Protocol
+from .certificate import CertificateSettings
 from .operators import STOCHASTIC, degrade, draw_uniforms, group_mask
 from .work import PAD_ROWS, padded
 
@@ -132,7 +132,7 @@ def as_predict(model: Any) -> Callable[[np.ndarray], np.ndarray]:
 class Ctx:
     """What a chunk needs besides its cases: protocol, padded predict, group membership, draws."""
 
-    proto: Protocol
+    proto: CertificateSettings
     predict: Callable[[np.ndarray], np.ndarray]
     member: np.ndarray  # (G, F) bool
     colgroup: np.ndarray | None  # (F,) group of each column, None when the groups do not partition the columns
@@ -170,7 +170,7 @@ class Ctx:
         return group_mask(self.proto.columns, sel)
 
 
-def make_context(model: Any, proto: Protocol, n_features: int, random_keys: np.ndarray | None) -> Ctx:
+def make_context(model: Any, proto: CertificateSettings, n_features: int, random_keys: np.ndarray | None) -> Ctx:
     member = np.zeros((proto.n_groups, n_features), dtype=bool)
     for g, cols in enumerate(proto.columns):
         member[g, cols] = True
@@ -253,7 +253,7 @@ def binary_margins(a: np.ndarray, b: np.ndarray, y: np.ndarray, m: np.ndarray, l
     m[:] = np.where(y == 1, s, np.subtract(a, b, out=a))
 
 
-def stage2_spans(proto: Protocol) -> tuple[dict[str, tuple[int, int, int]], int]:
+def stage2_spans(proto: CertificateSettings) -> tuple[dict[str, tuple[int, int, int]], int]:
     """Row spans of each family in the stage-2 layout and the layout's row count.
 
     The layout is: ``K`` path rows, then per family ``L`` (deterministic) or
@@ -277,7 +277,7 @@ def stage1_summary(m_all: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarra
 
 
 def finish(
-    proto: Protocol, *, p0: np.ndarray, y_hat: np.ndarray, m0: np.ndarray, delta: np.ndarray, order: np.ndarray,
+    proto: CertificateSettings, *, p0: np.ndarray, y_hat: np.ndarray, m0: np.ndarray, delta: np.ndarray, order: np.ndarray,
     path_groups: np.ndarray, m2: np.ndarray, lab2: np.ndarray,
 ) -> dict[str, Any]:
     """Certificate arrays of a chunk from the stage-2 margins and labels ``(rows, n)``."""

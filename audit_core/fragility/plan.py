@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 from audit_core.errors import fail, register_messages
 
-from .certificate import Protocol
+from .certificate import CertificateSettings
 from .engine import certificate_cells
 
 __all__ = ["AuditPlan", "plan_audit"]
@@ -59,13 +59,13 @@ class AuditPlan:
 
 
 def plan_audit(
-    proto: Protocol, *, n_cases: int, n_features: int, engine: str, options, n_search: int,
+    proto: CertificateSettings, *, n_cases: int, n_features: int, engine: str, options, n_search: int,
 ) -> AuditPlan:
     """Decide the stages of an audit of ``n_cases`` cases and bound its work.
 
     Parameters
     ----------
-    proto : Protocol
+    proto : CertificateSettings
         The certificate protocol (groups, ``K``, grid, draws).
     n_cases, n_features : int
     engine : str

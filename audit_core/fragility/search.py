@@ -25,7 +25,7 @@ import pandas as pd
 
 from audit_core.models.probs import clip_probs, margin_of, pseudo_logits
 
-from .certificate import Protocol
+from .certificate import CertificateSettings
 from .generic import as_predict
 from .operators import group_mask
 from .work import Progress, StopCheck, check_stop, item_blocks, padded, rows_in_budget
@@ -86,7 +86,7 @@ class SearchSummary:
         return pd.DataFrame([self.to_dict()])
 
 
-def _eval_sets(predict, X, y_hat, proto: Protocol, sel: np.ndarray, chunk_mb: float | None = None
+def _eval_sets(predict, X, y_hat, proto: CertificateSettings, sel: np.ndarray, chunk_mb: float | None = None
                ) -> tuple[np.ndarray, np.ndarray]:
     """Margins and flips of removing ``sel`` (n, m, G) from each case, in blocks of at most ``chunk_mb``."""
     n, m, G = sel.shape
@@ -110,7 +110,7 @@ def _y_hat(predict, X) -> np.ndarray:
 def exact_min_flip(
     model: Any,
     X: np.ndarray,
-    protocol: Protocol,
+    protocol: CertificateSettings,
     *,
     max_size: int | None = None,
     budget: int = 5_000,
@@ -124,7 +124,7 @@ def exact_min_flip(
     ----------
     model : FittedModel, estimator or callable
     X : ndarray of shape (n, n_features)
-    protocol : Protocol
+    protocol : CertificateSettings
         Grouping, baseline; ``max_size`` defaults to ``protocol.k``.
     max_size : int, optional
     budget : int
@@ -209,7 +209,7 @@ def _unique_best(keys: np.ndarray, marg: np.ndarray, B: int) -> tuple[np.ndarray
 def beam_min_flip(
     model: Any,
     X: np.ndarray,
-    protocol: Protocol,
+    protocol: CertificateSettings,
     *,
     width: int = 4,
     max_size: int | None = None,
