@@ -113,7 +113,7 @@ def main(argv=None) -> int:
                 a = audit.auroc.assign(unit=unit, dataset=name, model=kind, seed=seed)
                 rows.append(a)
                 inc_rows.append(audit.incremental.assign(unit=unit, dataset=name, model=kind, seed=seed))
-                print(f"{unit}: {len(audit.summary)} cases, G={ws.grouping.n_groups}, "
+                print(f"{unit}: {len(audit.certificates)} cases, G={ws.grouping.n_groups}, "
                       f"{time.perf_counter() - t:.1f}s", flush=True)
     allr = pd.concat(rows, ignore_index=True)
     inc = pd.concat(inc_rows, ignore_index=True)

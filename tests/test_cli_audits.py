@@ -49,8 +49,8 @@ def fragility_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str, 
 def test_fragility_run_stores_the_app_tables_and_a_report(fragility_run) -> None:
     reg, run_id, folder = fragility_run
     record = RunRegistry(reg).load(run_id)
-    assert list(record.tables) == ["summary", "auroc", "incremental", "search", "delta", "temperature", "scores", "metrics"]
-    assert len(record.tables["summary"]) == 40
+    assert list(record.tables) == ["certificates", "auroc", "incremental", "search", "delta", "temperature", "scores", "metrics"]
+    assert len(record.tables["certificates"]) == 40
     assert record.manifest["seeds"] == {"model": 0, "certificate": 0, "cases": 0, "stressors": 0}
     assert record.manifest["summary"]["n_cases"] == 40
     assert {"python", "numpy", "scikit-learn", "lightgbm"} <= set(record.manifest["versions"])

@@ -95,7 +95,7 @@ def test_demo_steps_are_the_library_findings(demo):
     assert [s.number for s in r.steps] == [1, 2, 3, 4]
     assert [s.page for s in r.steps] == ["fragility", "fragility", "transport", "receipts"]
     case = r.steps[0].findings[0]
-    row = r.audit.summary.iloc[r.case.index]
+    row = r.audit.certificates.iloc[r.case.index]
     assert case.kind == "striking_case" and case.numbers["p_hat"] == row["p_hat"] and case.numbers["k_star"] == row["k_star"]
     assert str(row["key"]) in case.text
     frag = {f.kind: f for f in fragility_findings(r.audit, models=r.models)}

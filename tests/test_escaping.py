@@ -75,4 +75,4 @@ def test_every_csv_writer_uses_csv_text():
                     hits.append((rel, line.strip()))
     assert sorted(hits) == sorted(CSV_NOT_FOR_PEOPLE), "a CSV writer without safe_text.csv_text"
     fragility = (ROOT / "components/widgets/fragility.py").read_text()
-    assert 'csv_text(audit.summary, index=False), file_name="fragility_summary.csv"' in fragility
+    assert 'csv_text(audit.certificates, index=False), file_name="fragility_certificates.csv"' in fragility

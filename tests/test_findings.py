@@ -33,7 +33,7 @@ def _toy_audit(*, fds_first: bool) -> FragilityAudit:
     inc = pd.DataFrame([dict(label="donor_any", auroc_confidence=0.61, auroc_with_certificate=0.74, difference=0.13,
                              lo=0.02, hi=0.25, n=6, n_brittle=3)])
     batch = SimpleNamespace(protocol=SimpleNamespace(k=2), k_star=k_star)
-    return FragilityAudit(batch=batch, summary=summary, scores=scores, auroc=auroc, incremental=inc,
+    return FragilityAudit(batch=batch, certificates=summary, scores=scores, auroc=auroc, incremental=inc,
                           search=pd.DataFrame(), temperature=None, baseline=None,
                           options=AuditOptions(donor_groups=3, n_boot=50))
 
@@ -308,7 +308,7 @@ def loan_fragility():
 def test_loan_fragility_numbers_match_the_result(loan_fragility):
     a = loan_fragility
     fs = {f.kind: f for f in fragility_findings(a)}
-    s = a.summary
+    s = a.certificates
     conf = s[s["p_hat"] >= 0.8]
     flips = fs["confident_flips"]
     assert flips.numbers["confident"] == len(conf) and flips.numbers["flipped"] == int(conf["donor_any"].sum())

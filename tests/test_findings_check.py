@@ -171,7 +171,7 @@ def test_most_stable_on_rcma_alone(registry):
     from audit_core.findings import record_findings  # noqa: F401  (the same module the report uses)
     from audit_core.findings.fragility import FragilityTables, _models
 
-    said = _models(FragilityTables(summary=pd.DataFrame(), k_star=np.array([]), scores=pd.DataFrame(),
+    said = _models(FragilityTables(certificates=pd.DataFrame(), k_star=np.array([]), scores=pd.DataFrame(),
                                    auroc=pd.DataFrame(), incremental=pd.DataFrame(), k=3, donor_groups=3, n_boot=1,
                                    stress_seed=0, models=models))
     assert "most stable" not in said.text and check_findings(rec, [said]) == []
@@ -193,8 +193,8 @@ def test_fragile_for_a_donor_count_and_the_list_it_must_agree_with(registry):
                       "p_hat": [0.95, 0.9, 0.85, 0.82, 0.81, 0.88, 0.9, 0.99, 0.6, 0.55],
                       "donor_any": [1, 1, 1, 1, 1, 0, 0, 0, 1, 0], "k_star": [4, 4, 4, 4, 4, 4, 4, 2, 1, 4]})
     rec = registry.load(registry.save(audit_kind="fragility", dataset_name="d", dataset_fingerprint="f" * 64,
-                                      grouping_hash=None, model_spec={}, config={}, tables={"summary": s}))
-    conf = TableKey("summary", "p_hat", (("p_hat", ">=", 0.8),), "count")
+                                      grouping_hash=None, model_spec={}, config={}, tables={"certificates": s}))
+    conf = TableKey("certificates", "p_hat", (("p_hat", ">=", 0.8),), "count")
     flipped = Fact("flipped", 5.0, conf.and_("donor_any", "=", True), "int")
     facts = [flipped, Fact("confident", 8.0, conf, "int")]
     old = Finding(text="5 of 8 confident predictions are fragile: they flip when up to 3 evidence groups take another "

@@ -44,14 +44,14 @@ def test_natural_unavailability_and_audit_tables():
     r2 = natural_unavailability(ws.model, frame, fields=fields, n_draws=5, seed=3)
     assert (r1.flip_rate == r2.flip_rate).all() and ((r1.flip_rate >= 0) & (r1.flip_rate <= 1)).all()
     audit = run_fragility_audit(ws, options=AuditOptions(max_cases=60, missing_codes=codes, n_boot=20, search_max_cases=20))
-    assert audit.complete and len(audit.summary) == 60
-    assert {"donor_any", "donor_0.25", "donor_0.5", "unavailable_any"} <= set(audit.summary.columns)
+    assert audit.complete and len(audit.certificates) == 60
+    assert {"donor_any", "donor_0.25", "donor_0.5", "unavailable_any"} <= set(audit.certificates.columns)
     strata = set(audit.auroc["stratum"])
     assert strata == {"all", "p_hat>=0.7", "p_hat>=0.8", "p_hat>=0.9"}
     assert {"group_shap", "perm_importance", "fds_random_order", "max_delta"} <= set(audit.auroc["score"])
     ok = audit.auroc.dropna(subset=["lo", "hi"])
     assert ((ok["lo"] <= ok["auroc"] + 1e-12) & (ok["auroc"] <= ok["hi"] + 1e-12)).all()
-    assert set(audit.incremental["label"]) == set(c for c in audit.summary.columns if c.startswith(("donor_", "unavailable_")) and "rate" not in c)
+    assert set(audit.incremental["label"]) == set(c for c in audit.certificates.columns if c.startswith(("donor_", "unavailable_")) and "rate" not in c)
 
 
 def test_stop_returns_partial_batch():

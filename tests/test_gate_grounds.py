@@ -70,7 +70,7 @@ def test_transport_grounds_by_hand(runs):
 
 def test_model_and_fragility_grounds_by_hand(runs):
     m = runs["model"].tables["metrics"]
-    s = runs["fragility"].tables["summary"]
+    s = runs["fragility"].tables["certificates"]
     g = _grounds(runs)
     assert g["test_auroc"] == m.loc[(m["split"] == "test") & (m["metric"] == "auroc"), "value"].item()
     assert g["test_log_loss"] == m.loc[(m["split"] == "test") & (m["metric"] == "log_loss"), "value"].item()

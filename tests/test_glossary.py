@@ -28,7 +28,7 @@ def _result_tables(r) -> dict[str, pd.DataFrame]:
     model, mapping = cfg["models"][0], "platt"
     cert = a.batch.certificate(r.case.index)
     return {
-        "fragility summary": a.summary, "brittleness AUROC": a.auroc, "incremental value": a.incremental,
+        "fragility summary": a.certificates, "brittleness AUROC": a.auroc, "incremental value": a.incremental,
         "search": a.search, "model comparison": r.models, "case values": case_values(r.workspace, cert),
         "transport results": tr.table, "transport verdicts": tr.verdicts,
         "conformal tally": tr.extras["conformal_tally"],

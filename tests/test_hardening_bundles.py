@@ -193,7 +193,7 @@ def _stored_without(reg: RunRegistry, record, table: str, column: str) -> str:
                     model_spec=record.model_spec, config=record.config, tables=tables, manifest=record.manifest)
 
 
-@pytest.mark.parametrize(("kind", "table", "column"), [("fragility", "summary", "k_star"), ("fragility", "auroc", "label"),
+@pytest.mark.parametrize(("kind", "table", "column"), [("fragility", "certificates", "k_star"), ("fragility", "auroc", "label"),
                                                        ("model", "metrics", "split"), ("transport", "results", "model")])
 def test_the_runs_page_and_the_report_read_a_run_with_a_missing_column(real_runs, tmp_path, monkeypatch, kind, table,
                                                                        column):

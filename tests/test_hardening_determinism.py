@@ -58,9 +58,9 @@ OPTIONS = AuditOptions(config=FragilityConfig(k=3, n_draws=3, seed=0), max_cases
 
 def test_fragility_audit_is_deterministic(two_workspaces):
     a, b = (run_fragility_audit(ws, options=OPTIONS) for ws in two_workspaces)
-    names = ["summary", "scores", "auroc", "incremental", "search", "baseline"]
+    names = ["certificates", "scores", "auroc", "incremental", "search", "baseline"]
     assert [table_hash(getattr(a, n)) for n in names] == [table_hash(getattr(b, n)) for n in names]
-    assert a.summary.shape[0] == 25 and a.complete
+    assert a.certificates.shape[0] == 25 and a.complete
 
 
 def test_exact_search_cap_is_a_note_naming_its_variable(two_workspaces):
@@ -69,7 +69,7 @@ def test_exact_search_cap_is_a_note_naming_its_variable(two_workspaces):
                         search_max_cases=5, exact_max_groups=1, temperature=False)
     audit = run_fragility_audit(ws, options=opts)
     assert any("AUDIT_MAX_EXACT_GROUPS" in n for n in audit.notes)
-    assert list(audit.search["method"]) == ["beam(4)"] and audit.summary["exact_min"].isna().all()
+    assert list(audit.search["method"]) == ["beam(4)"] and audit.certificates["exact_min"].isna().all()
 
 
 def test_receipts_audit_is_deterministic():

@@ -147,7 +147,7 @@ def bundles(draw):
     rows = draw(st.integers(0, 2_000))
     summary = pd.DataFrame({"key": _np.arange(rows), "p_hat": 0.5, "k_star": 1, "rcma": 0.1, "fds": 0.2})
     drop = draw(st.lists(st.sampled_from(list(summary.columns)), max_size=2, unique=True))
-    tables = {"summary": summary.drop(columns=drop)}
+    tables = {"certificates": summary.drop(columns=drop)}
     if draw(st.booleans()):
         tables["zeros"] = pd.DataFrame({"z": _np.zeros(draw(st.integers(0, 400_000)), dtype="int64")})
     obj = _bundle_of(tables, {"audit_kind": draw(st.sampled_from(["fragility", "model", "custom", "transport"])),

@@ -64,14 +64,14 @@ def test_run_shows_results_and_saves_a_run(registry_path: Path) -> None:
     runs = RunRegistry(registry_path).list_runs(audit_kind="fragility")
     assert len(runs) == 1 and runs["status"].iloc[0] == "done"
     rec = RunRegistry(registry_path).load(runs["run_id"].iloc[0])
-    assert {"summary", "auroc"} <= set(rec.tables)
-    assert len(rec.tables["summary"]) == 40
-    assert {"key", "y_hat", "p_hat", "k_star", "rcma", "d", "fds", "donor_any"} <= set(rec.tables["summary"].columns)
+    assert {"certificates", "auroc"} <= set(rec.tables)
+    assert len(rec.tables["certificates"]) == 40
+    assert {"key", "y_hat", "p_hat", "k_star", "rcma", "d", "fds", "donor_any"} <= set(rec.tables["certificates"].columns)
     # private by default: the opt-in box is off, so the run holds case numbers and no true labels
     box = at.checkbox(key="fr_store_case_data")
     assert box.value is False and box.label.startswith("Store the record keys and true labels")
-    assert "y_true" not in rec.tables["summary"].columns and rec.manifest["case_data"] is False
-    assert rec.tables["summary"]["key"].str.fullmatch(r"#\d+").all()
+    assert "y_true" not in rec.tables["certificates"].columns and rec.manifest["case_data"] is False
+    assert rec.tables["certificates"]["key"].str.fullmatch(r"#\d+").all()
     assert {"score", "stratum", "auroc", "lo", "hi"} <= set(rec.tables["auroc"].columns)
     assert rec.manifest["grouping_hash"] == ws.grouping.hash and "seeds" in rec.manifest
     # Pick another case from the "confident but fragile" list: the inspector follows.
@@ -84,7 +84,7 @@ def test_run_shows_results_and_saves_a_run(registry_path: Path) -> None:
     assert any("confident predictions (probability ≥ 0.8;" in t and "are brittle" in t for t in texts), texts
     # the two meanings are named apart: the brittle list holds exactly the cases the brittle sentence counts
     at.radio(key="fr_case_mode").set_value("Confident and brittle (they flip under the donor test)").run()
-    s = rec.tables["summary"]
+    s = rec.tables["certificates"]
     n = int(((s["p_hat"] >= 0.8) & s["donor_any"].astype(bool)).sum())
     assert any(f" {n} of " in t and "are brittle" in t for t in [t.value for t in at.text])  # after the icon
     if n:
@@ -102,8 +102,8 @@ def test_opting_in_stores_record_keys_and_true_labels(registry_path: Path) -> No
     (run_id,) = RunRegistry(registry_path).list_runs(audit_kind="fragility")["run_id"]
     rec = RunRegistry(registry_path).load(run_id)
     keys = set(map(str, ws.dataset.keys))
-    assert rec.manifest["case_data"] is True and "y_true" in rec.tables["summary"].columns
-    assert set(rec.tables["summary"]["key"]) <= keys and len(rec.tables["summary"]) == 20
+    assert rec.manifest["case_data"] is True and "y_true" in rec.tables["certificates"].columns
+    assert set(rec.tables["certificates"]["key"]) <= keys and len(rec.tables["certificates"]) == 20
 
 
 def test_stop_button_says_stopped(registry_path: Path) -> None:

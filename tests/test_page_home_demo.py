@@ -47,7 +47,7 @@ def test_run_the_demo_shows_four_steps_with_the_library_numbers(registry_path: P
                             "#### The release decision: what blocks, what passed, what is unknown"]
     shown = [t.value for t in at.text]
     # step 1: the striking case, its p̂ and the headline count, from the audit itself
-    row = result.audit.summary.iloc[result.case.index]
+    row = result.audit.certificates.iloc[result.case.index]
     case_line = next(t for t in shown if t.startswith("⚠️ Case ") or t.startswith("✓ Case "))
     assert str(row["key"]) in case_line and num(float(row["p_hat"]), 3) in case_line
     frag = {f.kind: f.text for f in fragility_findings(result.audit, models=result.models)}
@@ -56,7 +56,7 @@ def test_run_the_demo_shows_four_steps_with_the_library_numbers(registry_path: P
     body = "\n".join(shown)
     for text in (frag["confident_flips"], frag["winner_vs_stable"], trans["selective_threshold"], *gate):
         assert text in body, text
-    n_conf = int((result.audit.summary["p_hat"] >= 0.8).sum())
+    n_conf = int((result.audit.certificates["p_hat"] >= 0.8).sum())
     assert f"of {n_conf} confident predictions" in frag["confident_flips"]
     # the gate's verdict is the library's, for the saved runs
     verdict = result.gate.verdict_b
@@ -93,7 +93,7 @@ def test_run_the_demo_shows_four_steps_with_the_library_numbers(registry_path: P
     # the case inspector opens on the demo's striking case and says how its list relates to the headline
     K = int(result.audit.batch.protocol.k)
     assert at.selectbox(key="fr_case").value == result.case.key
-    s = result.audit.summary
+    s = result.audit.certificates
     listed = s[(s["p_hat"] >= 0.8) & (s["k_star"] <= K)]
     note = next(c for c in texts(at, "caption") if c.startswith("Listed: "))
     # the list is the fragile cases (certificate), the count beside it says so and names the brittle test apart

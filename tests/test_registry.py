@@ -52,8 +52,8 @@ def make_tables(worker: int, index: int) -> dict[str, pd.DataFrame]:
             "flagged": rng.random(n) > 0.5,
         }
     )
-    summary = pd.DataFrame({"worker": [worker], "index": [index], "label": [f"run {index}"]})
-    return {"metrics": metrics, "summary": summary}
+    labels = pd.DataFrame({"worker": [worker], "index": [index], "label": [f"run {index}"]})
+    return {"metrics": metrics, "labels": labels}
 
 
 def run_kwargs(worker: int, index: int) -> dict:

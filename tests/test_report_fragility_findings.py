@@ -61,7 +61,7 @@ def test_a_cli_fragility_run_has_findings_from_its_tables(tmp_path):
     reg = RunRegistry(tmp_path / "r.sqlite3")
     record = reg.load(save_cli_fragility_run(reg, max_cases=30))
     fs = {f.kind: f for f in record_findings(record)}
-    s = record.tables["summary"]
+    s = record.tables["certificates"]
     k = record.manifest["fragility_config"]["protocol"]["k"]
     within = int((s["k_star"] <= k).sum())  # by hand from the stored table
     assert fs["certificate_flips"].text.startswith(f"{within} of {len(s)} audited predictions")

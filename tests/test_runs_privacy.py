@@ -17,14 +17,14 @@ from runs_data import save_fragility_run, save_model_run
 
 def test_keys_become_case_numbers_in_every_table_and_labels_go() -> None:
     tables = {"delta": pd.DataFrame({"key": ["b", "a", "zz"], "g": [1.0, 2.0, 3.0]}),
-              "summary": pd.DataFrame({"key": ["a", "b"], "y_true": [1, 0], "y_hat": [1, 1]}),
+              "certificates": pd.DataFrame({"key": ["a", "b"], "y_true": [1, 0], "y_hat": [1, 1]}),
               "metrics": pd.DataFrame({"metric": ["auroc"], "value": [0.7]})}
     out = without_case_data(tables)
-    # summary numbers the cases (a -> #1, b -> #2); a key only in another table comes after
-    assert out["summary"].to_dict("list") == {"key": ["#1", "#2"], "y_hat": [1, 1]}
+    # the certificates number the cases (a -> #1, b -> #2); a key only in another table comes after
+    assert out["certificates"].to_dict("list") == {"key": ["#1", "#2"], "y_hat": [1, 1]}
     assert out["delta"]["key"].tolist() == ["#2", "#1", "#3"]
     pd.testing.assert_frame_equal(out["metrics"], tables["metrics"])
-    assert tables["summary"]["key"].tolist() == ["a", "b"] and "y_true" in tables["summary"]  # input unchanged
+    assert tables["certificates"]["key"].tolist() == ["a", "b"] and "y_true" in tables["certificates"]  # input unchanged
 
 
 @pytest.fixture(scope="module")
@@ -55,15 +55,15 @@ def test_a_run_saved_without_opt_in_holds_no_record_key_or_label(runs) -> None:
     keys = _record_keys()
     assert not cells & keys
     assert not [k for k in keys if f'"{k}"' in text]
-    assert len(record.tables["summary"]) == 20
+    assert len(record.tables["certificates"]) == 20
 
 
 def test_a_run_saved_with_opt_in_holds_keys_and_labels(runs) -> None:
     reg, ids = runs
     record = reg.load(ids["opted_in"])
     assert record.manifest[CASE_DATA] is True and case_data_held(record.tables, record.manifest)
-    summary = record.tables["summary"]
-    assert "y_true" in summary.columns and set(summary["key"]) <= _record_keys()
+    certificates = record.tables["certificates"]
+    assert "y_true" in certificates.columns and set(certificates["key"]) <= _record_keys()
     assert record.config["audit"]["store_case_data"] is True
 
 
@@ -83,12 +83,12 @@ def test_the_report_footer_says_what_the_report_holds(runs) -> None:
         assert contents_note(record) == expected[which], which
         html = render_report(record, generated_at="2024-01-01T00:00:00+00:00")
         assert f"<p class='note' id='contents-note'>{expected[which].replace(chr(39), '&#39;')}</p>" in html, which
-        keys_in_report = [k for k in list(record.tables["summary"]["key"])[:5]] if which != "model" else []
+        keys_in_report = [k for k in list(record.tables["certificates"]["key"])[:5]] if which != "model" else []
         assert all(k in html for k in keys_in_report)  # what the footer says is what is there
         assert "never the audited data" not in html
 
 
 def test_a_run_saved_before_the_choice_counts_its_labels() -> None:
-    old = {"summary": pd.DataFrame({"key": ["A1"], "y_true": [1]})}
+    old = {"certificates": pd.DataFrame({"key": ["A1"], "y_true": [1]})}
     assert case_data_held(old, {}) and not case_data_held({"m": pd.DataFrame({"v": [1]})}, {})
     assert not case_data_held(old, {CASE_DATA: False})

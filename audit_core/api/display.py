@@ -103,7 +103,7 @@ class FragilityReport:
     Attributes
     ----------
     audit : FragilityAudit
-        The audit's tables (``summary``, ``auroc``, ``incremental``, ``search``, ...) and certificates (``batch``).
+        The audit's tables (``certificates``, ``auroc``, ``incremental``, ``search``, ...) and certificates (``batch``).
     workspace : Workspace
         The dataset, the fitted model, the evidence grouping and the held-out split.
     findings : tuple of Finding
@@ -118,7 +118,7 @@ class FragilityReport:
 
     #: How to draw the certificate distributions (shown under the tables in Jupyter).
     FIGURES = ("from components.figures.fragility import distributions_figure; "
-               "distributions_figure(report.audit.summary, k=report.depth)")
+               "distributions_figure(report.audit.certificates, k=report.depth)")
 
     @property
     def depth(self) -> int:
@@ -126,13 +126,13 @@ class FragilityReport:
         return int(self.audit.batch.protocol.k)
 
     def certificate_table(self) -> pd.DataFrame:
-        """One row per audited case: :data:`CERTIFICATE_COLUMNS` of the audit's ``summary``.
+        """One row per audited case: :data:`CERTIFICATE_COLUMNS` of the audit's ``certificates``.
 
         Returns
         -------
         pandas.DataFrame of shape (n_cases, <= 10)
         """
-        s = self.audit.summary
+        s = self.audit.certificates
         return s.loc[:, [c for c in CERTIFICATE_COLUMNS if c in s.columns]].reset_index(drop=True)
 
     def tables(self) -> dict[str, pd.DataFrame]:

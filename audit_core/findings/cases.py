@@ -39,7 +39,7 @@ class StrikingCase:
     Attributes
     ----------
     index : int
-        Row of the audit summary (and of the certificate batch).
+        Row of the audit's certificates table (and of the certificate batch).
     key : str
         The case's key.
     p_hat : float
@@ -60,13 +60,13 @@ class StrikingCase:
     n_pool: int
 
 
-def striking_case(summary: pd.DataFrame, *, k: int, confident: float = 0.8) -> StrikingCase | None:
+def striking_case(certificates: pd.DataFrame, *, k: int, confident: float = 0.8) -> StrikingCase | None:
     """Pick the most striking confident-and-fragile case (the rule of the module docstring).
 
     Parameters
     ----------
-    summary : DataFrame
-        The audit summary (``key, p_hat, k_star``), one row per case.
+    certificates : DataFrame
+        The audit's certificates table (``key, p_hat, k_star``), one row per case.
     k : int
         The audit depth K.
     confident : float, default 0.8
@@ -74,12 +74,12 @@ def striking_case(summary: pd.DataFrame, *, k: int, confident: float = 0.8) -> S
     Returns
     -------
     StrikingCase or None
-        None for an empty summary.
+        None for an empty table.
     """
-    if summary.empty:
+    if certificates.empty:
         return None
-    p = summary["p_hat"].to_numpy(dtype=float)
-    ks = summary["k_star"].to_numpy(dtype=int)
+    p = certificates["p_hat"].to_numpy(dtype=float)
+    ks = certificates["k_star"].to_numpy(dtype=int)
     flips = ks <= k
     for pool, mask in (("confident_fragile", flips & (p >= confident)), ("fragile", flips),  # noqa: B007 read after the loop
                        ("confident", np.ones(len(p), dtype=bool))):
@@ -88,24 +88,24 @@ def striking_case(summary: pd.DataFrame, *, k: int, confident: float = 0.8) -> S
     idx = np.flatnonzero(mask)
     # fewest groups first, then highest p̂, then row order (stable)
     best = int(idx[np.lexsort((idx, -p[idx], ks[idx]))[0]])
-    return StrikingCase(index=best, key=str(summary["key"].iloc[best]), p_hat=float(p[best]), k_star=int(ks[best]),
+    return StrikingCase(index=best, key=str(certificates["key"].iloc[best]), p_hat=float(p[best]), k_star=int(ks[best]),
                         pool=pool, n_pool=int(mask.sum()))
 
 
-def confident_fragile(summary: pd.DataFrame, *, k: int, confident: float = 0.8) -> pd.DataFrame:
+def confident_fragile(certificates: pd.DataFrame, *, k: int, confident: float = 0.8) -> pd.DataFrame:
     """The confident *fragile* cases: p̂ ≥ ``confident`` and a certificate that flips within K (k* ≤ K), fewest
     groups first, then highest p̂. The case inspector lists them; the certificate sentence counts them with the
     same filters (``certificate_flips``, fact ``confident_fragile``)."""
-    pool = summary[(summary["p_hat"] >= confident) & (summary["k_star"] <= k)]
+    pool = certificates[(certificates["p_hat"] >= confident) & (certificates["k_star"] <= k)]
     return pool.sort_values(["k_star", "p_hat"], ascending=[True, False], kind="stable")
 
 
-def confident_brittle(summary: pd.DataFrame, *, confident: float = 0.8, label: str = "donor_any") -> pd.DataFrame:
+def confident_brittle(certificates: pd.DataFrame, *, confident: float = 0.8, label: str = "donor_any") -> pd.DataFrame:
     """The confident *brittle* cases: p̂ ≥ ``confident`` that change class under the donor test (``label``), highest
     p̂ first: the cases the brittle sentence counts (``confident_flips``, fact ``flipped``)."""
-    if label not in summary:
-        return summary.iloc[:0]
-    pool = summary[(summary["p_hat"] >= confident) & summary[label].astype(bool)]
+    if label not in certificates:
+        return certificates.iloc[:0]
+    pool = certificates[(certificates["p_hat"] >= confident) & certificates[label].astype(bool)]
     return pool.sort_values("p_hat", ascending=False, kind="stable")
 
 
@@ -163,7 +163,7 @@ def class_words(config: Mapping[str, Any], target: str | None = None,
 
 def case_finding(case: StrikingCase, *, k: int, y_hat: int, flipped_to: int, groups: Sequence[str],
                  classes: Sequence[str], run_id: str = "") -> Finding:
-    """The sentence about the chosen case, its probability and k* keyed into the fragility run's ``summary``.
+    """The sentence about the chosen case, its probability and k* keyed into the fragility run's ``certificates``.
 
     Parameters
     ----------
@@ -177,13 +177,13 @@ def case_finding(case: StrikingCase, *, k: int, y_hat: int, flipped_to: int, gro
     classes : sequence of str
         The classes in code order as a sentence names them (:func:`class_words`).
     run_id : str, optional
-        The saved fragility run whose ``summary`` the facts read.
+        The saved fragility run whose ``certificates`` the facts read.
     """
     def said(code: int) -> str:
         name = str(classes[code]) if 0 <= code < len(classes) else f"class {code}"
         return name[len("cases with "):] if name.startswith("cases with ") else name
 
-    key = TableKey.of("summary", "p_hat", key=case.key)
+    key = TableKey.of("certificates", "p_hat", key=case.key)
     facts = [Fact("p_hat", case.p_hat, key, "num3", run_id),
              Fact("k_star", float(case.k_star), TableKey(key.table, "k_star", key.where), "int", run_id),
              Fact("k", float(k), None, "int")]

@@ -271,7 +271,7 @@ def run_demo(frame: pd.DataFrame, config: DatasetConfig, *, raw_groups: Mapping[
     report(0.97, "Release gate…")
     records = {name: registry.load(rid) for name, rid in run_ids.items()}
     gate = compare_runs(records["model"], list(records.values()), scope=options.scope)
-    case = striking_case(audit.summary, k=int(audit.batch.protocol.k))
+    case = striking_case(audit.certificates, k=int(audit.batch.protocol.k))
     parts: dict[str, Any] = dict(workspace=ws, audit=audit, models=models, transport=tr, gate=gate, case=case)
     steps = demo_steps({**parts, "run_ids": run_ids}, options)
     report(1.0, "Done")

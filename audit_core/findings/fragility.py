@@ -3,7 +3,7 @@
 The sentences read :class:`FragilityTables`: the tables and options they need, taken from a
 :class:`~audit_core.fragility.audit.FragilityAudit` just computed (the page) or from a saved run's tables
 (the report, the CLI), so both say the same thing about the same run. Every number is a fact keyed into those
-tables (``summary``, ``auroc``, ``incremental``, ``models``).
+tables (``certificates``, ``auroc``, ``incremental``, ``models``).
 
 Two words, two meanings, on every page:
 
@@ -46,12 +46,12 @@ class FragilityTables:
 
     Attributes
     ----------
-    summary : DataFrame, shape (n_cases, ...)
+    certificates : DataFrame, shape (n_cases, ...)
         Per case: ``p_hat`` and the brittle labels (``donor_any``, ...).
     k_star : ndarray of int, shape (n_cases,)
         Groups removed up to the flip (above ``k`` when none within the depth).
     scores : DataFrame, shape (n_cases, n_scores)
-        Per-case scores (``fds`` and the confidence scores), row-aligned with ``summary``; may be empty.
+        Per-case scores (``fds`` and the confidence scores), row-aligned with ``certificates``; may be empty.
     auroc, incremental : DataFrame
         The audit's AUROC and incremental-value tables.
     k, donor_groups, n_boot, stress_seed : int
@@ -62,7 +62,7 @@ class FragilityTables:
         The model comparison (:func:`~audit_core.fragility.audit.compare_models`); may be empty.
     """
 
-    summary: pd.DataFrame
+    certificates: pd.DataFrame
     k_star: np.ndarray
     scores: pd.DataFrame
     auroc: pd.DataFrame
@@ -77,14 +77,14 @@ class FragilityTables:
     @property
     def tables(self) -> dict[str, pd.DataFrame]:
         """The tables under the names a saved run stores them (the keys of the sentences' facts)."""
-        return {"summary": self.summary, "scores": self.scores, "auroc": self.auroc,
+        return {"certificates": self.certificates, "scores": self.scores, "auroc": self.auroc,
                 "incremental": self.incremental, "models": self.models}
 
     @classmethod
     def of_audit(cls, audit: FragilityAudit, models: pd.DataFrame | None = None) -> "FragilityTables":
         """The tables of an audit just computed (and of its model comparison, when given)."""
         o = audit.options
-        return cls(summary=audit.summary, k_star=np.asarray(audit.batch.k_star), scores=audit.scores,
+        return cls(certificates=audit.certificates, k_star=np.asarray(audit.batch.k_star), scores=audit.scores,
                    auroc=audit.auroc, incremental=audit.incremental, k=int(audit.batch.protocol.k),
                    donor_groups=int(o.donor_groups), n_boot=int(o.n_boot), stress_seed=int(o.stress_seed),
                    complete=bool(audit.complete), models=models if models is not None else pd.DataFrame())
@@ -96,7 +96,7 @@ class FragilityTables:
         ``None`` when the run lacks them (saved by another version, or edited). A run saved without its
         ``scores`` table gives no certificate-versus-confidence sentence (its paired interval needs them).
         """
-        s = tables.get("summary")
+        s = tables.get("certificates")
         options, protocol = config.get("options") or {}, config.get("protocol") or {}
         if s is None or "k_star" not in s or "p_hat" not in s or "k" not in protocol:
             return None
@@ -105,7 +105,7 @@ class FragilityTables:
             t = tables.get(name)
             return t if t is not None and _STORED_COLUMNS[name] <= set(t.columns) else pd.DataFrame()
 
-        return cls(summary=s, k_star=s["k_star"].to_numpy(), scores=usable("scores"),
+        return cls(certificates=s, k_star=s["k_star"].to_numpy(), scores=usable("scores"),
                    auroc=usable("auroc"), incremental=usable("incremental"),
                    k=int(protocol["k"]), donor_groups=int(options.get("donor_groups", AuditOptions.donor_groups)),
                    n_boot=int(options.get("n_boot", AuditOptions.n_boot)),
@@ -126,11 +126,11 @@ def _read(t: FragilityTables, name: str, key: TableKey, form: str) -> Fact | Non
 
 def _confident_flips(audit: FragilityTables, confident: float) -> Finding | None:
     """How many confident predictions are *brittle*: they flip under the donor-replacement test."""
-    if LABEL not in audit.summary:
+    if LABEL not in audit.certificates:
         return None
-    conf = TableKey("summary", "p_hat", (("p_hat", ">=", confident),), "count")
+    conf = TableKey("certificates", "p_hat", (("p_hat", ">=", confident),), "count")
     facts = [_read(audit, "flipped", conf.and_(LABEL, "=", True), "int"), _read(audit, "confident", conf, "int"),
-             _read(audit, "share", TableKey("summary", LABEL, (("p_hat", ">=", confident),), "share"), "pct")]
+             _read(audit, "share", TableKey("certificates", LABEL, (("p_hat", ">=", confident),), "share"), "pct")]
     if facts[1] is None or not facts[1].value or facts[2] is None:
         return None
     share = facts[2]
@@ -148,8 +148,8 @@ def _confident_flips(audit: FragilityTables, confident: float) -> Finding | None
 def _certificate_flips(audit: FragilityTables, confident: float) -> Finding | None:
     """How many predictions are *fragile*: their certificate flips within the audit depth K (k* ≤ K)."""
     k = audit.k
-    within = TableKey("summary", "k_star", (("k_star", "<=", k),), "count")
-    facts = [_read(audit, "fragile", within, "int"), _read(audit, "cases", TableKey("summary", "k_star", (), "count"),
+    within = TableKey("certificates", "k_star", (("k_star", "<=", k),), "count")
+    facts = [_read(audit, "fragile", within, "int"), _read(audit, "cases", TableKey("certificates", "k_star", (), "count"),
                                                            "int"),
              _read(audit, "confident_fragile", within.and_("p_hat", ">=", confident), "int")]
     if any(f is None for f in facts):
@@ -182,7 +182,7 @@ def certificate_vs_confidence(audit: FragilityAudit | FragilityTables, *, label:
     auroc, lo_col, hi_col = (t[c].astype(float) for c in ("auroc", "lo", "hi"))
     conf_names = [c for c in CONFIDENCE if c in t.index and c in audit.scores and np.isfinite(auroc[c])]
     best = max(conf_names, key=lambda c: auroc[c])
-    y = audit.summary[label].to_numpy(dtype=bool)
+    y = audit.certificates[label].to_numpy(dtype=bool)
     S = audit.scores[["fds", best]].to_numpy(dtype=float).T
     rng = np.random.default_rng(np.random.SeedSequence([int(audit.stress_seed), 7331]))
     boot = rng.integers(0, len(y), size=(max(int(audit.n_boot), 1), len(y)))
@@ -206,8 +206,8 @@ def _interval_words(lo: str = "lo", hi: str = "hi", *, up: str, down: str, flat:
 
 
 def _ranking(audit: FragilityTables) -> Finding | None:
-    if audit.auroc.empty or LABEL not in audit.summary or not audit.summary[LABEL].any() \
-            or audit.summary[LABEL].all() or "fds" not in audit.scores \
+    if audit.auroc.empty or LABEL not in audit.certificates or not audit.certificates[LABEL].any() \
+            or audit.certificates[LABEL].all() or "fds" not in audit.scores \
             or not any(c in audit.scores for c in CONFIDENCE):
         return None
     c = certificate_vs_confidence(audit)

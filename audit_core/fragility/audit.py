@@ -96,8 +96,9 @@ class FragilityAudit:
     Attributes
     ----------
     batch : CertificateBatch
-    summary : DataFrame
-        One row per case: certificate summary, true label, brittle flags, flip rates.
+    certificates : DataFrame
+        One row per audited case: its certificate (``key, p_hat, k_star, rcma, fds``, ...), true label,
+        brittle flags, flip rates; stored as the run table ``certificates``.
     scores : DataFrame
         Brittleness scores per case.
     auroc : DataFrame
@@ -112,7 +113,7 @@ class FragilityAudit:
     """
 
     batch: CertificateBatch
-    summary: pd.DataFrame
+    certificates: pd.DataFrame
     scores: pd.DataFrame
     auroc: pd.DataFrame
     incremental: pd.DataFrame
@@ -125,7 +126,7 @@ class FragilityAudit:
 
     def tables(self) -> dict[str, pd.DataFrame]:
         out = {
-            "summary": self.summary, "auroc": self.auroc, "incremental": self.incremental,
+            "certificates": self.certificates, "auroc": self.auroc, "incremental": self.incremental,
             "search": self.search, "delta": self.batch.delta_frame().reset_index().astype({"key": str}),
         }
         if self.temperature is not None:
@@ -255,25 +256,25 @@ def run_fragility_audit(
     cert_kw = dict(grouping=ws.grouping, baseline=ws.baseline, scale=scale, baseline_kind=ws.baseline_kind, keys=keys,
                    chunk_cases=chunk_cases, map_chunks=map_chunks)
     batch = certify(model, X, config=cfg, progress=stages.enter(0.0, 0.35, "Certificates"), should_stop=stop, **cert_kw)
-    summary = batch.to_frame()
-    summary.insert(1, "y_true", y_true[: len(batch)])
+    certificates = batch.to_frame()
+    certificates.insert(1, "y_true", y_true[: len(batch)])
     empty = pd.DataFrame()
 
     def partial(note: str) -> FragilityAudit:
-        return FragilityAudit(batch=batch, summary=summary, scores=empty, auroc=empty, incremental=empty,
+        return FragilityAudit(batch=batch, certificates=certificates, scores=empty, auroc=empty, incremental=empty,
                               search=empty, temperature=None, baseline=None, options=options,
                               notes=tuple(notes + [note]), complete=False)
 
     if not batch.complete:
         return partial(f"Stopped by the user after {len(batch)} of {len(rows)} cases; the evaluation was skipped.")
     try:
-        return _evaluate(ws, options, plan, stages, stop, model, X, Xtr, frame, y_true, batch, summary, notes,
+        return _evaluate(ws, options, plan, stages, stop, model, X, Xtr, frame, y_true, batch, certificates, notes,
                          cert_kw, n_search)
     except FragilityStopped:
         return partial(f"Stopped by the user during {stages.current.lower()}; the evaluation was not finished.")
 
 
-def _evaluate(ws, options, plan, stages, stop, model, X, Xtr, frame, y_true, batch, summary, notes, cert_kw,
+def _evaluate(ws, options, plan, stages, stop, model, X, Xtr, frame, y_true, batch, certificates, notes, cert_kw,
               n_search) -> FragilityAudit:
     """Every stage after the certificates; raises :class:`FragilityStopped` when Stop is pressed."""
     cfg, mb = options.config, options.config.chunk_mb
@@ -286,18 +287,18 @@ def _evaluate(ws, options, plan, stages, stop, model, X, Xtr, frame, y_true, bat
                               n_draws=options.stress_draws, seed=options.stress_seed, chunk_mb=mb,
                               progress=stages.enter(0.45, 0.5, "Held-out stressors"), should_stop=stop)
     labels = donor.labels()
-    summary["donor_flip_rate"] = donor.flip_rate
+    certificates["donor_flip_rate"] = donor.flip_rate
     fields = unavailable_fields(ws.dataset.frame.loc[:, list(model.input_columns)], options.missing_codes)
     if fields:
         check_stop(stop)
         unav = natural_unavailability(model, frame, fields=fields, n_draws=options.stress_draws, seed=options.stress_seed)
         labels = pd.concat([labels, unav.labels()], axis=1)
-        summary["unavailable_flip_rate"] = unav.flip_rate
+        certificates["unavailable_flip_rate"] = unav.flip_rate
         notes.append("Natural unavailability uses fields: " + ", ".join(fields) + ".")
     else:
         notes.append("No missing, unknown or special-coded fields: natural unavailability was not run.")
     for c in labels.columns:
-        summary[c] = labels[c].to_numpy()
+        certificates[c] = labels[c].to_numpy()
     perm = None
     if plan.permutation:
         perm = permutation_scores(model, X, group_columns=cols, n_repeats=options.perm_repeats, seed=options.stress_seed,
@@ -324,7 +325,7 @@ def _evaluate(ws, options, plan, stages, stop, model, X, Xtr, frame, y_true, bat
         iv = incremental_value(labels[c].to_numpy(), conf_cols, cert_cols, seed=options.stress_seed)
         inc.append(dict(label=c, **iv.to_dict()))
         step((j + 1) / len(labels.columns), f"Incremental value: {j + 1} of {len(labels.columns)} labels")
-    search = _search(model, X, batch, summary, options, plan, stages, stop, n_search, notes)
+    search = _search(model, X, batch, certificates, options, plan, stages, stop, n_search, notes)
     temp = None
     if options.temperature and len(X) >= 20:
         stages.enter(0.92, 0.94, "Brittleness-aware temperature")
@@ -335,14 +336,14 @@ def _evaluate(ws, options, plan, stages, stop, model, X, Xtr, frame, y_true, bat
         base = baseline_sensitivity(model, X, Xtr, grouping=ws.grouping, config=cfg, brittle=labels.iloc[:, 0].to_numpy(),
                                     progress=stages.enter(0.94, 1.0, "Baseline sensitivity"), should_stop=stop)
     stages.report(1.0, "Done")
-    return FragilityAudit(batch=batch, summary=summary, scores=scores, auroc=table, incremental=pd.DataFrame(inc),
+    return FragilityAudit(batch=batch, certificates=certificates, scores=scores, auroc=table, incremental=pd.DataFrame(inc),
                           search=search, temperature=temp, baseline=base, options=options, notes=tuple(notes))
 
 
-def _search(model, X, batch, summary, options, plan, stages, stop, n_search, notes) -> pd.DataFrame:
+def _search(model, X, batch, certificates, options, plan, stages, stop, n_search, notes) -> pd.DataFrame:
     """Greedy vs exact and beam search on the first ``n_search`` cases (the skipped ones get a note)."""
-    summary["exact_min"] = np.nan
-    summary["beam_min"] = np.nan
+    certificates["exact_min"] = np.nan
+    certificates["beam_min"] = np.nan
     if n_search == 0:
         return pd.DataFrame()
     sub = slice(0, n_search)
@@ -353,7 +354,7 @@ def _search(model, X, batch, summary, options, plan, stages, stop, n_search, not
         ex = exact_min_flip(model, X[sub], batch.protocol, budget=options.exact_budget, chunk_mb=mb,
                             progress=stages.enter(0.83, 0.87, "Exact search"), should_stop=stop)
         rows_search.append(compare_search(batch.k_star[sub], ex).to_dict())
-        summary.loc[summary.index[sub], "exact_min"] = np.where(ex.complete, ex.min_size, np.nan)
+        certificates.loc[certificates.index[sub], "exact_min"] = np.where(ex.complete, ex.min_size, np.nan)
     else:
         notes.append(f"exact search skipped: {n_groups} evidence groups exceed its cap of "
                      f"{options.exact_max_groups}; raise it with the environment variable AUDIT_MAX_EXACT_GROUPS.")
@@ -361,7 +362,7 @@ def _search(model, X, batch, summary, options, plan, stages, stop, n_search, not
         bm = beam_min_flip(model, X[sub], batch.protocol, width=options.beam_width, chunk_mb=mb,
                            progress=stages.enter(0.87, 0.92, "Beam search"), should_stop=stop)
         rows_search.append(compare_search(batch.k_star[sub], bm).to_dict())
-        summary.loc[summary.index[sub], "beam_min"] = bm.min_size
+        certificates.loc[certificates.index[sub], "beam_min"] = bm.min_size
     return pd.DataFrame(rows_search)
 
 
@@ -370,7 +371,7 @@ def fragility_run_parts(ws: Workspace, audit: FragilityAudit, *, models: pd.Data
 
     Shared by :func:`audit_core.runs.save.save_fragility_run` (the app) and the CLI runner
     (:mod:`audit_core.runs.plugins.fragility`), so both write the same tables:
-    ``summary``, ``auroc``, ``incremental``, ``search``, ``delta``, the
+    ``certificates``, ``auroc``, ``incremental``, ``search``, ``delta``, the
     workspace's held-out ``metrics`` (a gate ground) and, when computed,
     ``temperature`` and ``baseline_sensitivity``; with ``models`` (the
     :func:`compare_models` table) also ``models``, so the sentence comparing
@@ -393,9 +394,9 @@ def fragility_run_parts(ws: Workspace, audit: FragilityAudit, *, models: pd.Data
         grouping_hash=proto.grouping_hash, n_cases=len(audit.batch), baseline_kind=proto.baseline_kind,
     )
     tables = {k: v.reset_index(drop=True) for k, v in audit.tables().items()}
-    tables["summary"] = tables["summary"].astype({"key": str})
-    if len(audit.scores) == len(tables["summary"]):  # per-case scores: the report's certificate-vs-confidence finding
-        tables["scores"] = audit.scores.reset_index(drop=True).assign(key=tables["summary"]["key"])
+    tables["certificates"] = tables["certificates"].astype({"key": str})
+    if len(audit.scores) == len(tables["certificates"]):  # per-case scores: the report's certificate-vs-confidence finding
+        tables["scores"] = audit.scores.reset_index(drop=True).assign(key=tables["certificates"]["key"])
     tables["metrics"] = ws.metrics.reset_index(drop=True)
     if models is not None and len(models):
         tables["models"] = models.reset_index(drop=True)

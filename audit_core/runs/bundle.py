@@ -58,7 +58,7 @@ from audit_core.safe_text import load_json
 
 from .export import table_parquet, write_file  # write_file re-exported for earlier importers
 from .plugin import AUDITS, load_builtin_audits
-from .registry import RunRecord, RunRegistry
+from .registry import RunRecord, RunRegistry, with_current_names
 
 #: A run id as the registry makes them (``20260101T000000000000-1a2b3c4d``), and any other plain id.
 RUN_ID_PATTERN = re.compile(r"[A-Za-z0-9_][A-Za-z0-9._-]{0,99}")
@@ -278,9 +278,9 @@ def read_bundle(data: bytes, *, name: str = "bundle.json") -> RunRecord:
         except Exception as exc:  # pyarrow raises many types
             raise fail("BUNDLE_BAD_ENTRY", name=name, what="table", entry=label, reason=excerpt(str(exc), 200)) from exc
         _check_cells(tables[label], where=f"The bundle {name}, table {excerpt(label)}", limits=limits)
-    record = RunRecord(
+    record = with_current_names(RunRecord(
         **fields, tables=types.MappingProxyType(tables), artifacts=types.MappingProxyType(artifacts)
-    )
+    ))  # a bundle exported before a rename holds the old names
     check_run_tables(record, name=name)
     return record
 

@@ -208,7 +208,7 @@ def runs_overview(records: Sequence[RunRecord], *, confident: float = 0.8) -> pd
     Parameters
     ----------
     records : sequence of RunRecord
-        Fragility runs with a ``summary`` table.
+        Fragility runs with a ``certificates`` table.
     confident : float
         ``p̂`` threshold of the confident stratum.
 
@@ -218,9 +218,9 @@ def runs_overview(records: Sequence[RunRecord], *, confident: float = 0.8) -> pd
     """
     rows = []
     for r in records:
-        s = r.tables.get("summary")
+        s = r.tables.get("certificates")
         if s is None or not len(s) or not {"p_hat", "fds", "rcma"} <= set(s.columns):
-            continue  # no certificates, or a summary this version cannot read: left out of the overview
+            continue  # no certificates, or a certificates table this version cannot read: left out of the overview
         conf = s[s["p_hat"] >= confident]
         share = float(conf["donor_any"].mean()) if "donor_any" in s and len(conf) else float("nan")
         rows.append(dict(run_id=r.run_id, dataset=r.dataset_name, model=str(r.model_spec.get("kind", "?")),

@@ -105,11 +105,11 @@ CONFIDENT = 0.8
 
 def _brittle_share(run: RunRecord) -> TableKey:
     """Share of ``donor_any`` among the cases with ``p_hat >= 0.8``."""
-    return TableKey("summary", BRITTLE_FLAG, (("p_hat", ">=", CONFIDENT),), "share")
+    return TableKey("certificates", BRITTLE_FLAG, (("p_hat", ">=", CONFIDENT),), "share")
 
 
 def _mean_fds(run: RunRecord) -> TableKey:
-    return TableKey("summary", "fds", (), "mean")
+    return TableKey("certificates", "fds", (), "mean")
 
 
 def _multiclass(run: RunRecord) -> bool:

@@ -35,7 +35,7 @@ def without_case_data(tables: Mapping[str, pd.DataFrame]) -> dict[str, pd.DataFr
     ----------
     tables : mapping of str to DataFrame
         A run's tables; those with a ``key`` column are renumbered by the
-        keys' first appearance (``summary`` first, then the other tables).
+        keys' first appearance (``certificates`` first, then the other tables).
 
     Returns
     -------
@@ -43,7 +43,7 @@ def without_case_data(tables: Mapping[str, pd.DataFrame]) -> dict[str, pd.DataFr
         New frames; the input is not changed.
     """
     numbers: dict[str, str] = {}
-    names = sorted(tables, key=lambda n: n != "summary")  # summary's order numbers the cases
+    names = sorted(tables, key=lambda n: n != "certificates")  # the certificates' order numbers the cases
     for name in names:
         if "key" in tables[name].columns:
             for k in tables[name]["key"].astype(str):

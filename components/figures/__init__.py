@@ -23,7 +23,7 @@ on such results, in order.
 :class:`~audit_core.fragility.audit.FragilityAudit`):
 
 >>> from components.figures import fragility as ff
->>> fig = ff.distributions_figure(fr.audit.summary, k=fr.depth)                 # k*, RCMA, FDS histograms
+>>> fig = ff.distributions_figure(fr.audit.certificates, k=fr.depth)            # k*, RCMA, FDS histograms
 >>> fig = ff.auroc_figure(fr.audit.auroc, label="donor_any", stratum="all")     # brittleness scores by AUROC
 >>> fig = ff.delta_heatmap_figure(fr.audit.batch.delta_frame())                 # case × group one-step drops
 >>> fig = ff.trajectory_figure(fr.audit.batch.certificate(0))                   # one case's collapse path

@@ -33,7 +33,7 @@ _METRIC_NAMES = {"ece": "ECE", "nll": "NLL", "brier": "Brier"}
 
 
 @figure_builder
-def distributions_figure(summary: pd.DataFrame, *, k: int | None = None) -> go.Figure:
+def distributions_figure(certificates: pd.DataFrame, *, k: int | None = None) -> go.Figure:
     """Histograms of ``k*``, RCMA and FDS over the audited cases.
 
     With the audit depth ``k`` the k* panel is one bar per value ``1..K``
@@ -41,16 +41,16 @@ def distributions_figure(summary: pd.DataFrame, *, k: int | None = None) -> go.F
     """
     fig = make_subplots(rows=1, cols=3, subplot_titles=("k*: evidence groups removed to flip", "RCMA", "FDS"))
     if k is None:
-        fig.add_trace(go.Histogram(x=summary["k_star"], name="k*"), row=1, col=1)
+        fig.add_trace(go.Histogram(x=certificates["k_star"], name="k*"), row=1, col=1)
     else:
-        counts = summary["k_star"].clip(upper=k + 1).value_counts()
+        counts = certificates["k_star"].clip(upper=k + 1).value_counts()
         labels = [str(i) for i in range(1, k + 1)] + [f"no flip within {k}"]
         fig.add_trace(go.Bar(x=labels, y=[int(counts.get(i, 0)) for i in range(1, k + 2)], name="k*",
                              hovertemplate="k* %{x}: %{y} cases" + NO_EXTRA), row=1, col=1)
         fig.update_xaxes(type="category", title_text="groups removed (k*)", row=1, col=1)
         fig.update_yaxes(title_text="cases", row=1, col=1)
-    fig.add_trace(go.Histogram(x=np.minimum(summary["rcma"], 5), name="RCMA (capped at 5)", nbinsx=30), row=1, col=2)
-    fig.add_trace(go.Histogram(x=summary["fds"], name="FDS", nbinsx=20, xbins=dict(start=0, end=1)), row=1, col=3)
+    fig.add_trace(go.Histogram(x=np.minimum(certificates["rcma"], 5), name="RCMA (capped at 5)", nbinsx=30), row=1, col=2)
+    fig.add_trace(go.Histogram(x=certificates["fds"], name="FDS", nbinsx=20, xbins=dict(start=0, end=1)), row=1, col=3)
     fig.update_layout(title="Distributions over audited cases", showlegend=False, height=300, **_LAYOUT)
     for col, what in enumerate(("k* (groups removed to flip)", "RCMA (capped at 5)", "FDS"), start=1):
         fig.update_xaxes(title_text=what, row=1, col=col)
@@ -203,16 +203,16 @@ def neural_comparison_figure(table: pd.DataFrame) -> go.Figure:
 def fragility_report_figures(record: RunRecord) -> list[tuple[str, go.Figure]]:
     """Figures of a saved ``fragility`` run, from its stored tables only (report and Runs page).
 
-    Distributions (``summary``), the AUROC ranking for the default brittle
+    Distributions (``certificates``), the AUROC ranking for the default brittle
     label on all cases and on the first confident stratum (``auroc``), the
     case × group ``Δ_g`` heatmap (``delta``) and the temperature comparison
     (``temperature``); missing or empty tables are skipped.
     """
     t = record.tables
     out: list[tuple[str, go.Figure]] = []
-    summary = t.get("summary")
-    if summary is not None and len(summary):
-        out.append(("Certificate distributions", distributions_figure(summary)))
+    certificates = t.get("certificates")
+    if certificates is not None and len(certificates):
+        out.append(("Certificate distributions", distributions_figure(certificates)))
     auroc = t.get("auroc")
     if auroc is not None and len(auroc):
         label = "donor_any" if (auroc["label"] == "donor_any").any() else str(auroc["label"].iloc[0])

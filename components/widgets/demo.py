@@ -127,7 +127,7 @@ def _step_case(result: DemoResult, step: DemoStep) -> None:
     cert = result.audit.batch.certificate(case.index)
     names = result.workspace.dataset.primary.class_names
     target = result.workspace.dataset.primary.name
-    truth = class_name(names, int(result.audit.summary["y_true"].iloc[case.index]))
+    truth = class_name(names, int(result.audit.certificates["y_true"].iloc[case.index]))
     st.caption(f"Chosen by rule: {STRIKING_RULE.format(confident=0.8)}. Target {md_escape(target)}: predicted "
                f"'{md_escape(class_name(names, cert.y_hat))}', actually '{md_escape(truth)}'. The table lists the "
                "case's values, the groups removed up to the flip first.")

@@ -111,7 +111,7 @@ def follow_and_adopt(job: jobs.Job | None) -> None:
 
 
 def _headline(audit: FragilityAudit, *, stale: bool = False) -> None:
-    s = audit.summary
+    s = audit.certificates
     run_id = AUDIT_SLOT.run_id if AUDIT_SLOT.value is audit and not stale else None
     st.success(
         f"Certified {len(s)} cases · mean k* {s['k_star'].mean():.2f} · mean FDS {s['fds'].mean():.3f}"
@@ -158,7 +158,7 @@ def _heatmaps(audit: FragilityAudit) -> None:
             st.plotly_chart(ff.runs_heatmap_figure(overview, value=value), key="view_fr_runs_heatmap")
         else:
             st.caption("The dataset × model heatmap appears once fragility runs of several models or datasets are saved.")
-    order = audit.summary.sort_values("fds", ascending=False)["key"]
+    order = audit.certificates.sort_values("fds", ascending=False)["key"]
     delta = audit.batch.delta_frame()
     st.plotly_chart(ff.delta_heatmap_figure(delta.loc[order]), key="view_fr_delta_heatmap")
 
@@ -200,7 +200,7 @@ def _pool_note(audit: FragilityAudit, mode: str, pool: pd.DataFrame, *, shown: i
 
 def _case_inspector(ws: Workspace, audit: FragilityAudit, *, stale: bool = False) -> None:
     st.subheader("Case inspector")
-    s = audit.summary
+    s = audit.certificates
     K = int(audit.batch.protocol.k)
     mode = st.radio("Pick from", [FRAGILE_LIST, BRITTLE_LIST, FDS_LIST], horizontal=True,
                     key="fr_case_mode", persist_state=PERSIST)
@@ -291,10 +291,10 @@ def _exports(audit: FragilityAudit, *, stale: bool = False) -> None:
     c1, c2, c3 = st.columns(3)
     c1.download_button("Certificates (JSON lines)", audit.batch.to_jsonl(), file_name="certificates.jsonl",
                        mime="application/jsonl", key="act_fr_dl_jsonl", disabled=stale)
-    c2.download_button("Summary (CSV)", csv_text(audit.summary, index=False), file_name="fragility_summary.csv",
+    c2.download_button("Certificate table (CSV)", csv_text(audit.certificates, index=False), file_name="fragility_certificates.csv",
                        mime="text/csv", key="act_fr_dl_csv", disabled=stale)
-    c3.download_button("Summary (Parquet)", audit.summary.astype({"key": str}).to_parquet(index=False),
-                       file_name="fragility_summary.parquet", key="act_fr_dl_parquet", disabled=stale)
+    c3.download_button("Certificate table (Parquet)", audit.certificates.astype({"key": str}).to_parquet(index=False),
+                       file_name="fragility_certificates.parquet", key="act_fr_dl_parquet", disabled=stale)
 
 
 def show_audit(ws: Workspace, audit: FragilityAudit) -> None:
@@ -304,7 +304,7 @@ def show_audit(ws: Workspace, audit: FragilityAudit) -> None:
     if stale:
         stale_notice(AUDIT_SLOT.what, AUDIT_SLOT.describe(changed))
     _headline(audit, stale=stale)
-    st.plotly_chart(ff.distributions_figure(audit.summary, k=int(audit.batch.protocol.k)), key="view_fr_distributions")
+    st.plotly_chart(ff.distributions_figure(audit.certificates, k=int(audit.batch.protocol.k)), key="view_fr_distributions")
     if not audit.complete:
         st.warning("The run was stopped early: only the certificates computed so far are shown.")
         _case_inspector(ws, audit, stale=stale)

@@ -392,7 +392,7 @@ def confident_fragile_case(audit):
     Among confident cases (p̂ ≥ 0.8) whose certificate flips within K, the fewest groups to flip, then the highest
     p̂; else any case that flips; else the most confident case.
     """
-    s = audit.summary
+    s = audit.certificates
     flips = s["k_star"] <= audit.batch.protocol.k
     pool = s[(s["p_hat"] >= 0.8) & flips]
     pool = pool if len(pool) else s[flips]
@@ -425,7 +425,7 @@ def lib_transport(table, config, ws):
 
 def hand_grounds(fragility_run, transport_run=None) -> dict[str, float]:
     m = fragility_run.tables["metrics"]
-    s = fragility_run.tables["summary"]
+    s = fragility_run.tables["certificates"]
     out = {
         "test_auroc": m.loc[(m["split"] == "test") & (m["metric"] == "auroc"), "value"].item(),
         "test_log_loss": m.loc[(m["split"] == "test") & (m["metric"] == "log_loss"), "value"].item(),
@@ -549,7 +549,7 @@ def run_journey(page, url: str, j: Journey, registry_path: Path, workdir: Path) 
     # 4: Fragility and a confident fragile case
     headline = ui_fragility(page)
     audit = lib_fragility(ws)
-    s = audit.summary
+    s = audit.certificates
     assert f"Certified {len(s)} cases · mean k* {s['k_star'].mean():.2f} · mean FDS {s['fds'].mean():.3f}" in headline
     key, cert = confident_fragile_case(audit)
     caption = ui_case_caption(page, key)
@@ -562,7 +562,7 @@ def run_journey(page, url: str, j: Journey, registry_path: Path, workdir: Path) 
                             f"FDS {cert.fds:.3f}."), caption
     fr = reg.load(_run_id(reg, "fragility"))
     for col in ("k_star", "fds", "p_hat", "rcma"):
-        np.testing.assert_array_equal(fr.tables["summary"][col].to_numpy(float), s[col].to_numpy(float))
+        np.testing.assert_array_equal(fr.tables["certificates"][col].to_numpy(float), s[col].to_numpy(float))
     # 5: Transport on the declared domain, all stresses
     lines = ui_transport(page)
     result = lib_transport(table, config, ws)

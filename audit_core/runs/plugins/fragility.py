@@ -176,7 +176,7 @@ stress_draws, stress_seed, temperature, thresholds, weights.
 
 #: Columns the Runs page, the report and the gate read from each stored table (when present).
 TABLES: dict[str, tuple[str, ...]] = {
-    "summary": ("key", "p_hat", "k_star", "rcma", "fds"),
+    "certificates": ("key", "p_hat", "k_star", "rcma", "fds"),
     "auroc": ("label", "stratum", "score", "n", "n_brittle", "auroc", "lo", "hi", "same_ranking"),
     "delta": ("key",),
     "temperature": ("method", "subset"),
@@ -184,7 +184,7 @@ TABLES: dict[str, tuple[str, ...]] = {
 }
 #: Of those, the columns that must hold numbers.
 NUMBERS: dict[str, tuple[str, ...]] = {
-    "summary": ("p_hat", "k_star", "rcma", "fds"),
+    "certificates": ("p_hat", "k_star", "rcma", "fds"),
     "auroc": ("n", "n_brittle", "auroc", "lo", "hi"),
     "metrics": ("value",),
 }
@@ -236,7 +236,7 @@ def run(options: dict[str, Any], *, context: AuditContext, progress: Progress) -
     )
 
     parts = fragility_run_parts(ws, audit)
-    s = parts["tables"]["summary"]
+    s = parts["tables"]["certificates"]
     conf = s[s["p_hat"] >= 0.8]
     summary: dict[str, Any] = {
         "n_cases": int(len(s)),

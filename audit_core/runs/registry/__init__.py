@@ -29,7 +29,10 @@ This module is pure: it must not import streamlit or plotly.
 from __future__ import annotations
 
 from ._messages import REGISTRY_MESSAGES  # first: every submodule may fail with these
-from ._records import ENV_VAR, RUN_STATUSES, RunRecord, RunStatus, default_registry_path
+from ._records import (
+    ENV_VAR, RENAMED_MANIFEST_KEYS, RENAMED_TABLES, RUN_STATUSES, RunRecord, RunStatus, default_registry_path,
+    with_current_names,
+)
 from ._registry import RunRegistry
 from ._schema import _MIGRATIONS, APPLICATION_ID, SCHEMA_VERSION  # noqa: F401  (_MIGRATIONS: the upgrade hook tests patch)
 
@@ -43,4 +46,7 @@ __all__ = [
     "RunRegistry",
     "RunStatus",
     "default_registry_path",
+    "RENAMED_TABLES",
+    "RENAMED_MANIFEST_KEYS",
+    "with_current_names",
 ]

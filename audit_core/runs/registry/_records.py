@@ -3,8 +3,9 @@ from __future__ import annotations
 
 import datetime as _dt
 import secrets
+import types
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
 
@@ -12,7 +13,8 @@ import pandas as pd
 
 from audit_core.limits import setting
 
-__all__ = ["ENV_VAR", "RUN_STATUSES", "RunRecord", "RunStatus", "default_registry_path"]
+__all__ = ["ENV_VAR", "RENAMED_MANIFEST_KEYS", "RENAMED_TABLES", "RUN_STATUSES", "RunRecord", "RunStatus",
+           "default_registry_path", "with_current_names"]
 
 #: Environment variable that overrides the registry location.
 ENV_VAR = "AUDIT_REGISTRY_PATH"
@@ -140,6 +142,54 @@ class RunRecord:
             "artifacts": {name: len(data) for name, data in self.artifacts.items()},
             "error": self.error,
         }
+
+
+#: Stored table names renamed since runs were first saved: ``audit_kind -> {old name: current name}``.
+RENAMED_TABLES: dict[str, dict[str, str]] = {
+    "fragility": {"summary": "certificates"},  # the per-case certificate table
+}
+#: Manifest keys renamed since runs were first saved: ``{old key: current key}`` (every audit kind).
+RENAMED_MANIFEST_KEYS: dict[str, str] = {}
+
+
+def with_current_names(record: RunRecord) -> RunRecord:
+    """The run under the current table and manifest names: the one migration of stored names.
+
+    Runs saved before a rename stored a table or manifest key under its old
+    name (:data:`RENAMED_TABLES`, :data:`RENAMED_MANIFEST_KEYS`); every reader
+    of stored runs (:meth:`RunRegistry.load`, the bundle reader) passes the
+    run through here, so the rest of the library only knows the current
+    names. Nothing is written back: the stored run keeps its names.
+
+    Parameters
+    ----------
+    record : RunRecord
+        A run as stored.
+
+    Returns
+    -------
+    RunRecord
+        ``record`` itself when no old name is present, else a copy with the
+        old names replaced in place (table order kept). An old name whose
+        current name is also present is left as it is.
+
+    Examples
+    --------
+    >>> old = RunRecord(run_id="r", created_at="", updated_at="", audit_kind="fragility", status="done",
+    ...                 dataset_name="d", dataset_fingerprint="f", grouping_hash=None, model_spec={},
+    ...                 config={}, manifest={}, tables={"summary": pd.DataFrame(), "auroc": pd.DataFrame()})
+    >>> list(with_current_names(old).tables)
+    ['certificates', 'auroc']
+    """
+    tables_renamed = RENAMED_TABLES.get(record.audit_kind, {})
+
+    def current(names: Mapping[str, Any], renamed: Mapping[str, str]) -> dict[str, Any]:
+        return {(renamed[n] if n in renamed and renamed[n] not in names else n): v for n, v in names.items()}
+
+    if not (set(tables_renamed) & set(record.tables) or set(RENAMED_MANIFEST_KEYS) & set(record.manifest)):
+        return record
+    return replace(record, tables=types.MappingProxyType(current(record.tables, tables_renamed)),
+                   manifest=current(record.manifest, RENAMED_MANIFEST_KEYS))
 
 
 # --------------------------------------------------------------------------

@@ -18,6 +18,7 @@ from . import _records
 from ._owner import abandoned_reason, current_owner, stale_after_hours
 from ._records import (
     _SUMMARY_COLUMNS, RUN_STATUSES, RunRecord, _iso, _model_kind, _new_run_id, default_registry_path,
+    with_current_names,
 )
 from ._schema import _RegistryFile
 from ._serial import (
@@ -431,7 +432,11 @@ class RunRegistry(_RegistryFile):
         return df
 
     def load(self, run_id: str) -> RunRecord:
-        """Load one run with its tables and artifacts.
+        """Load one run with its tables and artifacts, under the current names.
+
+        A run saved before a table or manifest key was renamed is read through
+        :func:`~audit_core.runs.registry.with_current_names` (the one migration
+        of stored names); the stored run itself is not changed.
 
         Raises
         ------
@@ -457,7 +462,7 @@ class RunRegistry(_RegistryFile):
             ).fetchall()
         tables = {name: _deserialise_table(blob) for name, blob in table_rows}
         artifacts = {name: bytes(data) for name, data in artifact_rows}
-        return RunRecord(
+        return with_current_names(RunRecord(
             run_id=row[0],
             created_at=row[1],
             updated_at=row[2],
@@ -472,7 +477,7 @@ class RunRegistry(_RegistryFile):
             tables=types.MappingProxyType(tables),
             artifacts=types.MappingProxyType(artifacts),
             error=row[11],
-        )
+        ))
 
     # -- internals -----------------------------------------------------------
     @staticmethod
