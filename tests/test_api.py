@@ -190,7 +190,7 @@ def test_polars_copy_gives_identical_tables():
     assert copy["x2"].null_count() == 86 and copy["k"].null_count() == 55
     a = transport_audit(df, spec(), n_refits=1, n_bootstrap=20, options=FAST)
     b = transport_audit(copy, spec(), n_refits=1, n_bootstrap=20, options=FAST)
-    for name in ("table", "verdicts", "summary"):
+    for name in ("table", "verdicts", "refit_summary"):
         pd.testing.assert_frame_equal(getattr(a.result, name), getattr(b.result, name))
     fa, fb = fragility_audit(df, spec(), options=SMALL), fragility_audit(copy, spec(), options=SMALL)
     for name, table in fa.tables().items():

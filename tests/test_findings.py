@@ -142,7 +142,7 @@ def _toy_transport() -> TransportResult:
     manifest = {"config": {"models": ["lr"], "mappings": ["platt"], "target_value": 2023, "single_domain": False,
                            "n_refits": 2, "n_bins": 15,
                            "targets": [{"kind": "class", "name": "default", "column": "defaulted", "positive": "yes"}]}}
-    return TransportResult(table=table, verdicts=verdicts, summary=pd.DataFrame(), extras={}, manifest=manifest)
+    return TransportResult(table=table, verdicts=verdicts, refit_summary=pd.DataFrame(), extras={}, manifest=manifest)
 
 
 SLICE = "On 2023 (Platt-calibrated lr, mean of 2 refits)"
@@ -174,7 +174,7 @@ def _with_lc(r: TransportResult, class0: float, class1: float) -> TransportResul
     lc = (t["analysis"] == "conformal_label_conditional")
     t.loc[lc & (t["metric"] == "coverage_class0"), "value"] = class0
     t.loc[lc & (t["metric"] == "coverage_class1"), "value"] = class1
-    return TransportResult(table=t, verdicts=r.verdicts, summary=r.summary, extras={}, manifest=r.manifest)
+    return TransportResult(table=t, verdicts=r.verdicts, refit_summary=r.refit_summary, extras={}, manifest=r.manifest)
 
 
 def test_transport_toy_restore_only_when_the_class_reaches_target_and_the_worst_class_improves():
@@ -197,7 +197,7 @@ def test_transport_toy_same_rate_is_not_said_instead_of():
     t = r.table.copy()
     t.loc[(t["metric"] == "rate") & (t["domain"] == "ood"), "value"] = [0.804, 0.808]  # 81% vs 80%
     t.loc[(t["metric"] == "rate") & (t["domain"] == "id"), "value"] = [0.810, 0.812]  # 81%
-    f = transport_findings(TransportResult(table=t, verdicts=r.verdicts, summary=r.summary, extras={},
+    f = transport_findings(TransportResult(table=t, verdicts=r.verdicts, refit_summary=r.refit_summary, extras={},
                                            manifest=r.manifest))[0]
     assert "answers 81% of cases, as on the source test (81%)" in f.text and "instead of" not in f.text
 

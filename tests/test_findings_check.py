@@ -40,7 +40,7 @@ def _transport(registry, rows, verdicts=None):
         {"model": ["logistic_regression"], "mapping": ["platt"], "weighting": ["unweighted"], "analysis": ["metrics"],
          "metric": ["auroc"], "alpha": [np.nan], "selection_rate": [np.nan], "delta": [0.0], "ci_low": [-0.01],
          "ci_high": [0.01], "tolerance": [0.02], "verdict": ["transport-stable"], "direction": ["within tolerance"]}),
-              "summary": pd.DataFrame({"x": [0]})}
+              "refit_summary": pd.DataFrame({"x": [0]})}
     return registry.load(registry.save(audit_kind="transport", dataset_name="d", dataset_fingerprint="f" * 64,
                                        grouping_hash=None, model_spec={}, config=CONFIG, tables=tables,
                                        manifest={"config": CONFIG, "headline": H.to_dict()}))
@@ -123,7 +123,7 @@ def _result(record):
     from audit_core.transport.results import TransportResult
 
     return TransportResult(table=record.tables["results"], verdicts=record.tables["verdicts"],
-                           summary=record.tables["summary"], extras={}, manifest=dict(record.manifest))
+                           refit_summary=record.tables["refit_summary"], extras={}, manifest=dict(record.manifest))
 
 
 # -------------------------------------------------------------- "the 0.8 selection threshold"

@@ -90,7 +90,7 @@ def test_receipts_audit_is_deterministic():
     assert table_hash(f1) == table_hash(f2)
 
 
-TRANSPORT_TABLES = ["table", "verdicts", "summary"]
+TRANSPORT_TABLES = ["table", "verdicts", "refit_summary"]
 TRANSPORT_EXTRAS = ["reliability", "curves", "conformal_tally", "model_family", "degradation_percentiles",
                     "feature_shift", "domain_classifier"]
 

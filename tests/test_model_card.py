@@ -56,7 +56,7 @@ def test_transport_card_sections_and_numbers(transport_record, tmp_path):
     assert data["dataset"] == md_text("loan | *2019*") == "loan \\| \\*2019\\*"
     # metrics: the headline slice's ID and OOD means over refits (Platt, the only mapping; 2 refits), named with it
     metrics = {r[0]: float(r[1]) for r in table_rows(sec["Model description/Evaluation Results"])[1:]}
-    s = transport_record.tables["summary"]
+    s = transport_record.tables["refit_summary"]
     want = s[(s["analysis"] == "metrics") & (s["metric"] == "auroc") & (s["domain"] == "ood")
              & (s["condition"] == "clean") & (s["weighting"] == "unweighted")]["mean"].iloc[0]
     named = "(OOD 2023; Platt-calibrated logistic regression, mean of 2 refits)"

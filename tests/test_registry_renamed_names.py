@@ -82,6 +82,11 @@ def test_only_the_renamed_kinds_and_absent_names_are_touched() -> None:
 
 
 def test_every_renamed_table_is_a_name_the_audit_writes_now() -> None:
+    from audit_core.findings.transport import result_tables
     from audit_core.runs.plugins import fragility
+    from audit_core.transport.results import TransportResult
 
     assert set(RENAMED_TABLES["fragility"].values()) <= set(fragility.TABLES)
+    empty = pd.DataFrame()
+    written = result_tables(TransportResult(table=empty, verdicts=empty, refit_summary=empty, extras={}, manifest={}))
+    assert set(RENAMED_TABLES["transport"].values()) <= set(written)

@@ -206,7 +206,7 @@ def test_cancellation(loan):
 
 
 def test_aggregates_present(result):
-    s = result.summary
+    s = result.refit_summary
     assert {"mean", "std", "median", "min", "max", "n_refits"} <= set(s.columns)
     tally = result.extras["conformal_tally"].set_index("quantity")["value"]
     assert tally["conditions"] == (tally["worst_class_coverage_improved"] + tally["worst_class_coverage_worsened"]

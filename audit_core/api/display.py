@@ -162,7 +162,7 @@ class TransportReport:
     Attributes
     ----------
     result : TransportResult
-        The long-form ``table``, the ``verdicts``, the across-refit ``summary``,
+        The long-form ``table``, the ``verdicts``, the across-refit ``refit_summary``,
         the figure tables in ``extras`` and the ``manifest``
         (a :class:`~audit_core.transport.multiclass.run.MulticlassTransportResult` for a multi-class target).
     config : TransportConfig

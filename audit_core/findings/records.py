@@ -21,9 +21,9 @@ def record_findings(record: RunRecord) -> list[Finding]:
     """The findings a saved run's tables support.
 
     Transport runs are rebuilt from their ``results``, ``verdicts`` and
-    ``summary`` tables (and the other stored tables: ``feature_shift``,
+    ``refit_summary`` tables (and the other stored tables: ``feature_shift``,
     ``domain_classifier``, …) and the run manifest (its config and headline
-    slice). Fragility runs from their ``summary``,
+    slice). Fragility runs from their ``certificates``,
     ``scores``, ``auroc`` and ``incremental`` tables and the audit's options
     (:func:`stored_fragility_findings`: the page's sentences, without the
     model comparison, which is not saved). Other kinds return ``[]``.
@@ -31,13 +31,13 @@ def record_findings(record: RunRecord) -> list[Finding]:
     t = record.tables
     if record.audit_kind == "fragility":
         return stored_fragility_findings(t, fragility_config(record))
-    if record.audit_kind != "transport" or not {"results", "verdicts", "summary"} <= set(t):
+    if record.audit_kind != "transport" or not {"results", "verdicts", "refit_summary"} <= set(t):
         return []
     manifest = dict(record.manifest or {})
     manifest["config"] = manifest.get("config") or record.config
-    extras = {k: v for k, v in t.items() if k not in ("results", "verdicts", "summary")}
-    result = TransportResult(table=t["results"], verdicts=t["verdicts"], summary=t["summary"], extras=extras,
-                             manifest=manifest)
+    extras = {k: v for k, v in t.items() if k not in ("results", "verdicts", "refit_summary")}
+    result = TransportResult(table=t["results"], verdicts=t["verdicts"], refit_summary=t["refit_summary"],
+                             extras=extras, manifest=manifest)
     return transport_findings(result)
 
 

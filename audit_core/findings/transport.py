@@ -30,8 +30,8 @@ VERDICT_WORDS = {"transport-stable": "within", "transport-sensitive": "beyond", 
 
 
 def result_tables(result: TransportResult) -> dict[str, pd.DataFrame]:
-    """The result's tables under the names a saved run stores them (``results``, ``verdicts``, ``summary``, extras)."""
-    out = {"results": result.table, "verdicts": result.verdicts, "summary": result.summary}
+    """The result's tables under the names a saved run stores them (``results``, ``verdicts``, ``refit_summary``, extras)."""
+    out = {"results": result.table, "verdicts": result.verdicts, "refit_summary": result.refit_summary}
     out.update({k: v for k, v in result.extras.items() if isinstance(v, pd.DataFrame)})
     return out
 

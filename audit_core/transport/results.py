@@ -119,8 +119,9 @@ class TransportResult:
     verdicts : pandas.DataFrame
         One row per (model, mapping, analysis, metric, weighting, alpha,
         selection rate): mean change, bootstrap interval, tolerance, verdict.
-    summary : pandas.DataFrame
-        Across-refit aggregates.
+    refit_summary : pandas.DataFrame
+        Across-refit aggregates (:func:`refit_summary`: mean, SD, median, min, max over the refits);
+        stored as the run table ``refit_summary``.
     extras : dict of str to DataFrame
         ``reliability`` (bins), ``curves`` (risk–selection), ``conformal_tally``,
         ``model_family``, ``partitions``, ``degradation_percentiles``.
@@ -130,7 +131,7 @@ class TransportResult:
 
     table: pd.DataFrame
     verdicts: pd.DataFrame
-    summary: pd.DataFrame
+    refit_summary: pd.DataFrame
     extras: Mapping[str, pd.DataFrame]
     manifest: dict
 
@@ -168,7 +169,7 @@ class TransportResult:
         """Save as a registry run (``audit_kind="transport"``); returns the run id."""
         cfg = self.manifest["config"]
         fp = dataset_fingerprint or next(iter(self.manifest["inputs_sha256"].values()))
-        tables = {"results": self.table, "verdicts": self.verdicts, "summary": self.summary}
+        tables = {"results": self.table, "verdicts": self.verdicts, "refit_summary": self.refit_summary}
         tables.update({k: v for k, v in self.extras.items() if k != "partitions" and len(v.columns)})
         manifest = {k: v for k, v in self.manifest.items() if k != "partitions"}
         tables["partitions"] = self.extras["partitions"].astype({c: str for c in self.extras["partitions"].columns})
@@ -221,7 +222,7 @@ def build_result(audit) -> TransportResult:
     extras["model_family"] = model_family_sensitivity(table, reference=c.models[0])
     extras.update(_figure_tables(audit))
     verdicts = extras.pop("verdicts")
-    return TransportResult(table=table, verdicts=verdicts, summary=refit_summary(table), extras=extras,
+    return TransportResult(table=table, verdicts=verdicts, refit_summary=refit_summary(table), extras=extras,
                            manifest=audit.manifest)
 
 

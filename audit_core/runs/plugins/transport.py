@@ -33,7 +33,7 @@ refused; the config's ``model`` section may be left out when every audit runs
 on scores), the score columns are not features, and the stresses are listed
 in the manifest's ``not_run`` as "not run: needs a model".
 
-Tables: ``results`` (the long-form table), ``verdicts``, ``summary``, the
+Tables: ``results`` (the long-form table), ``verdicts``, ``refit_summary``, the
 figure tables (``reliability``, ``curves``) and the feature shift
 (``feature_shift``, ``domain_classifier``), as the Transport page saves them.
 The audit fits its own pipelines (``needs_workspace=False``): without
@@ -148,7 +148,7 @@ def run(options: dict, *, context: AuditContext, progress: Progress) -> AuditRes
         multiclass = is_multiclass_target(cfg)  # a class target without a positive class: the multi-class run
         res = run_multiclass_transport(ds.frame, config=cfg, progress=tick) if multiclass else run_transport(
             ds.frame, config=cfg, progress=tick)
-    tables = {"results": res.table, "verdicts": res.verdicts, "summary": res.summary}
+    tables = {"results": res.table, "verdicts": res.verdicts, "refit_summary": res.refit_summary}
     tables.update({k: v for k, v in res.extras.items() if k in ("reliability", "curves", "conformal_tally", "model_family",
                                                                  "feature_shift", "domain_classifier")})
     counts = res.verdicts["verdict"].value_counts().to_dict() if len(res.verdicts) else {}

@@ -147,6 +147,7 @@ class RunRecord:
 #: Stored table names renamed since runs were first saved: ``audit_kind -> {old name: current name}``.
 RENAMED_TABLES: dict[str, dict[str, str]] = {
     "fragility": {"summary": "certificates"},  # the per-case certificate table
+    "transport": {"summary": "refit_summary"},  # the across-refit aggregates
 }
 #: Manifest keys renamed since runs were first saved: ``{old key: current key}`` (every audit kind).
 RENAMED_MANIFEST_KEYS: dict[str, str] = {}

@@ -349,7 +349,7 @@ class MulticlassTransportAudit(TransportAudit):
         table = _finalise(pd.DataFrame(self._rows))
         extras = {**{k: v for k, v in self.tables.items() if k != "verdicts"}, **multiclass_figure_tables(self)}
         return MulticlassTransportResult(table=table, verdicts=self.tables.get("verdicts", pd.DataFrame()),
-                                         summary=refit_summary(table), extras=extras, manifest=self.manifest,
+                                         refit_summary=refit_summary(table), extras=extras, manifest=self.manifest,
                                          classes=tuple(str(x) for x in self.classes))
 
 
