@@ -66,7 +66,7 @@ def save_custom_run(registry: RunRegistry, *, kind: str = "custom_audit", verdic
         config={"note": "<img src=x onerror=alert(1)>", "alpha": 0.1},
         tables=tables,
         artifacts={"model.txt": b"\x00\x01binary"},
-        manifest={"seeds": {"split": 3}, "summary": {"verdict": "fail", "coverage_gap": 0.031}},
+        manifest={"seeds": {"split": 3}, "key_numbers": {"verdict": "fail", "coverage_gap": 0.031}},
     )
 
 

@@ -75,7 +75,7 @@ def test_run_writes_registry_tables_bundle_and_report(tmp_path: Path, reg: Path)
     assert cli("list", "--registry", str(reg), "--fingerprint", "0000").stdout.strip() == "no saved runs"
     html = tmp_path / "r.html"
     assert cli("report", run_id, "--html", str(html), "--registry", str(reg)).returncode == 0
-    assert "summary-table" in html.read_text()
+    assert "key-numbers-table" in html.read_text()
 
     # export -> import into a fresh registry restores the same run id
     bundle = tmp_path / "b.json"

@@ -52,7 +52,7 @@ def test_fragility_run_stores_the_app_tables_and_a_report(fragility_run) -> None
     assert list(record.tables) == ["certificates", "auroc", "incremental", "search", "delta", "temperature", "scores", "metrics"]
     assert len(record.tables["certificates"]) == 40
     assert record.manifest["seeds"] == {"model": 0, "certificate": 0, "cases": 0, "stressors": 0}
-    assert record.manifest["summary"]["n_cases"] == 40
+    assert record.manifest["key_numbers"]["n_cases"] == 40
     assert {"python", "numpy", "scikit-learn", "lightgbm"} <= set(record.manifest["versions"])
     html = (Path(folder) / "report.html").read_text()
     assert 'id="fig-0"' in html and "mean_fds" in html
@@ -110,10 +110,10 @@ def test_receipts_cube_and_benchmark_runs(tmp_path: Path, reg: Path) -> None:
     (cube_line, bench_line) = done.stdout.strip().splitlines()
     cube = RunRegistry(reg).load(cube_line.split("\t")[2])
     assert list(cube.tables) == ["cells", "trace", "controls", "receipt", "verdicts"]
-    assert cube.manifest["summary"]["receipt"] == "{G}" and cube.manifest["summary"]["controls_hold"]
+    assert cube.manifest["key_numbers"]["receipt"] == "{G}" and cube.manifest["key_numbers"]["controls_hold"]
     assert list(cube.tables["verdicts"]["verdict"]) == ["no", "ok"]
     bench = RunRegistry(reg).load(bench_line.split("\t")[2])
-    assert bench.manifest["summary"]["n_base_cases"] == 60 and bench.manifest["seeds"]["benchmark"] == 1
+    assert bench.manifest["key_numbers"]["n_base_cases"] == 60 and bench.manifest["seeds"]["benchmark"] == 1
 
 
 @pytest.mark.parametrize(

@@ -42,7 +42,7 @@ def test_plotly_js_is_embedded_once_and_figures_have_fixed_ids(runs) -> None:
     assert n == 3
     for i in range(n):
         assert f'id="fig-{i}"' in html
-    assert "id='summary-table'" in html or 'id="summary-table"' in html
+    assert "id='key-numbers-table'" in html or 'id="key-numbers-table"' in html
 
 
 def test_user_strings_are_escaped_and_unknown_kinds_fall_back_to_tables(runs) -> None:
@@ -67,9 +67,9 @@ def test_report_opens_offline_in_chromium_with_a_rendered_figure(runs, tmp_path:
         page.wait_for_selector(".js-plotly-plot .main-svg", timeout=30_000)
         assert page.locator(".js-plotly-plot").count() == 3
         assert page.locator("#fig-0 svg").count() >= 1
-        rows = page.locator("#summary-table tbody tr")
+        rows = page.locator("#key-numbers-table tbody tr")
         assert rows.count() >= 5
-        assert "held_out_auroc" in page.locator("#summary-table").inner_text()
+        assert "held_out_auroc" in page.locator("#key-numbers-table").inner_text()
 
 
 @pytest.mark.browser
@@ -84,5 +84,5 @@ def test_fragility_report_opens_in_chromium_with_figures_and_summary(tmp_path: P
         page.goto(path.resolve().as_uri())
         page.wait_for_selector("#fig-0 .main-svg", timeout=30_000)
         assert page.locator(".js-plotly-plot").count() == n
-        summary = page.locator("#summary-table").inner_text()
+        summary = page.locator("#key-numbers-table").inner_text()
         assert "mean_fds" in summary and "brittle_share_confident_0.8" in summary

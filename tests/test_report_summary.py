@@ -42,7 +42,7 @@ def _long_run(reg: RunRegistry, n: int = 120) -> str:
     tables = odd_tables()
     tables["long"] = pd.DataFrame({"case": [f"c{i}" for i in range(n)], "score": [i / n for i in range(n)]})
     return reg.save(audit_kind="custom_audit", dataset_name="toy", dataset_fingerprint="f" * 64, grouping_hash=None,
-                    model_spec={"kind": "lightgbm"}, config={}, tables=tables, manifest={"summary": {"rows": n}})
+                    model_spec={"kind": "lightgbm"}, config={}, tables=tables, manifest={"key_numbers": {"rows": n}})
 
 
 def test_partial_bundle_is_plotly_pys_version_and_used_when_it_draws_every_figure() -> None:
@@ -69,7 +69,7 @@ def test_report_opens_with_the_executive_summary_then_the_detail(reg: RunRegistr
     assert summary < doc.index("id='gate-verdict'") < end  # the gate's verdict on this run, in the summary
     assert "Release gate (this run alone, production scope): release undecided" in doc
     assert summary < doc.index('id="fig-0"') < doc.index('id="fig-2"') < end  # the three key figures
-    assert end < doc.index("<div class='detail'>") < doc.index('id="summary-table"')
+    assert end < doc.index("<div class='detail'>") < doc.index('id="key-numbers-table"')
     # the gate's findings, in plain words: what cannot be decided and why (the production rules need the transport
     # and fragility runs, which a model run does not provide)
     assert ("Release cannot be decided yet: how far the stated probabilities are off on the target domain (ECE) and the "

@@ -71,7 +71,7 @@ def hostile_record(tmp_path_factory):
     tables[HOSTILE] = pd.DataFrame({HOSTILE: [HOSTILE, "ok"], "n": [1, 2]})
     run_id = reg.save(audit_kind="custom_audit", dataset_name=HOSTILE, dataset_fingerprint="f" * 64,
                       grouping_hash=HOSTILE, model_spec={"kind": HOSTILE}, config={"name": HOSTILE}, tables=tables,
-                      manifest={"summary": {"note": HOSTILE}})
+                      manifest={"key_numbers": {"note": HOSTILE}})
     # a kind and an error text the registry would not store, set on the loaded record
     return dataclasses.replace(reg.load(run_id), audit_kind=HOSTILE, error=HOSTILE)
 

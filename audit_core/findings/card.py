@@ -11,7 +11,7 @@ config, model spec); no model file is loaded and nothing is unpickled
 * ``Model description/Evaluation Results`` — the headline metrics (for
   Transport: the headline slice's ID test and OOD means over refits, each
   named with its slice, the ECE on 15 equal-width bins, read with the release
-  gate's keys; the held-out split for a model run; the stored summary numbers
+  gate's keys; the held-out split for a model run; the stored key numbers
   otherwise);
 * ``Findings`` — the plain-language findings (:func:`record_findings`);
 * ``Release verdict`` — the release gate's default rules adjudicated on the
@@ -86,8 +86,8 @@ def card_metrics(record: RunRecord) -> dict[str, float]:
     if record.audit_kind == "model" and metrics is not None and {"split", "metric", "value"} <= set(metrics.columns):
         rows = metrics[metrics["metric"] != "n_rows"]
         return {f"{r['metric']} ({r['split']})": float(r["value"]) for r in rows.to_dict("records")}
-    summary = (record.manifest or {}).get("summary") or {}
-    return {str(k): float(v) for k, v in summary.items()
+    key_numbers = (record.manifest or {}).get("key_numbers") or {}
+    return {str(k): float(v) for k, v in key_numbers.items()
             if isinstance(v, (int, float)) and not isinstance(v, bool) and np.isfinite(v)}
 
 

@@ -144,7 +144,7 @@ def run_config(
         try:
             result = runner.run(options, context=context, progress=report)
             seeds = {"model": int(config.model["seed"]), **dict(result.manifest.get("seeds", {}))}
-            manifest = {**base_manifest, **dict(result.manifest), "seeds": seeds, "summary": dict(result.summary)}
+            manifest = {**base_manifest, **dict(result.manifest), "seeds": seeds, "key_numbers": dict(result.key_numbers)}
             # the model's held-out warnings and the audit's own, each once
             both = [*(base_manifest.get("warnings") or ()), *(result.manifest.get("warnings") or ())]
             manifest["warnings"] = [w for i, w in enumerate(both) if w not in both[:i]]

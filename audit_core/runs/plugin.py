@@ -22,7 +22,7 @@ How an audit plugs in (see ``docs/cli.md``)::
         ws = context.workspace()                        # trained once per config, shared
         chunks = [...]                                  # items that carry their own seeds
         parts = context.execution.map(job, chunks, progress=lambda d, t: progress(d, t, "certificates"))
-        return AuditResult(tables={"certificates": ...}, summary={...}, manifest={"seeds": {...}})
+        return AuditResult(tables={"certificates": ...}, key_numbers={...}, manifest={"seeds": {...}})
 
     register_audit(AuditRunner(kind="fragility", title="Fragility", validate_config=_validate, run=_run))
 
@@ -107,16 +107,16 @@ class AuditResult:
     tables : dict of str to pandas.DataFrame
         Result tables (string column names). A table named ``verdicts`` with a
         ``verdict`` column is compared across runs by the Runs page.
-    summary : dict
-        JSON-compatible headline numbers / verdicts, shown as the report's
-        summary table (stored in the run manifest under ``"summary"``).
+    key_numbers : dict
+        JSON-compatible key numbers / verdicts of the run, shown as the report's
+        key-numbers table (stored in the run manifest under ``"key_numbers"``).
     manifest : dict
         JSON-compatible provenance of this audit (its seeds under ``"seeds"``),
         merged into the run manifest.
     """
 
     tables: Mapping[str, pd.DataFrame]
-    summary: Mapping[str, Any] = field(default_factory=dict)
+    key_numbers: Mapping[str, Any] = field(default_factory=dict)
     manifest: Mapping[str, Any] = field(default_factory=dict)
 
 

@@ -61,7 +61,7 @@ from .plotlyjs import plotlyjs_for
 from .style import PRINT_RESIZE_JS, REPORT_CSS
 from .templating import render, table_of
 
-__all__ = ["MAX_TABLE_ROWS", "render_report", "summary_frame", "write_report"]
+__all__ = ["MAX_TABLE_ROWS", "render_report", "key_numbers_frame", "write_report"]
 
 #: Rows of each table written into the report (the Parquet export holds them all).
 MAX_TABLE_ROWS = 50
@@ -69,19 +69,19 @@ MAX_TABLE_ROWS = 50
 KEY_FIGURES = 3
 
 
-def summary_frame(record: RunRecord) -> pd.DataFrame:
-    """The run's summary (``manifest["summary"]``) as a two-column table ``item``, ``value``.
+def key_numbers_frame(record: RunRecord) -> pd.DataFrame:
+    """The run's key numbers (``manifest["key_numbers"]``) as a two-column table ``item``, ``value``.
 
-    Runs without a stored summary (e.g. saved by the app) get the run's
+    Runs without stored key numbers (e.g. saved by the app) get the run's
     identity and table shapes instead.
     """
-    summary = record.manifest.get("summary") if isinstance(record.manifest, dict) else None
-    if not summary:
-        summary = {
+    key_numbers = record.manifest.get("key_numbers") if isinstance(record.manifest, dict) else None
+    if not key_numbers:
+        key_numbers = {
             "status": record.status,
             "tables": ", ".join(f"{n} ({df.shape[0]}×{df.shape[1]})" for n, df in record.tables.items()),
         }
-    return pd.DataFrame({"item": list(summary), "value": [_fmt(v) for v in summary.values()]})
+    return pd.DataFrame({"item": list(key_numbers), "value": [_fmt(v) for v in key_numbers.values()]})
 
 
 def _fmt(v: object) -> str:
@@ -129,8 +129,8 @@ def _key_figure(title: str, fig: go.Figure, i: int) -> _Figure:
 def _cube_verdict(record: RunRecord) -> _Verdict | None:
     """The verdict line of a receipts cube run (its two endpoint verdicts and receipt); ``None`` otherwise."""
     verdicts = record.tables.get("verdicts")
-    summary = record.manifest.get("summary") if isinstance(record.manifest, dict) else None
-    receipt = (summary or {}).get("receipt")
+    key_numbers = record.manifest.get("key_numbers") if isinstance(record.manifest, dict) else None
+    receipt = (key_numbers or {}).get("receipt")
     if verdicts is None or len(verdicts) != 2 or "verdict" not in verdicts:
         return None
     old, new = (str(v) for v in verdicts["verdict"])
@@ -236,7 +236,7 @@ def render_report(record: RunRecord, *, generated_at: str | None = None, gate: G
     verdict, findings = _gate(record, gate)
     details = [f.detail for f in findings if f.detail]
     verdicts = record.tables.get("verdicts")
-    manifest = {k: v for k, v in record.manifest.items() if k != "summary"}
+    manifest = {k: v for k, v in record.manifest.items() if k != "key_numbers"}
     documents = (("Manifest", "manifest", manifest), ("Configuration", "config", record.config),
                  ("Model specification", "model-spec", record.model_spec))
     return render(
@@ -247,9 +247,9 @@ def render_report(record: RunRecord, *, generated_at: str | None = None, gate: G
         # Safe: plotly.js itself, the vendored partial bundle or plotly.py's own (.plotlyjs), no data in it.
         plotlyjs=Markup(js),
         verdict=verdict, findings=findings,
-        brief_summary=table_of(summary_frame(record).head(10), table_id="summary-brief", max_rows=MAX_TABLE_ROWS),
+        brief_key_numbers=table_of(key_numbers_frame(record).head(10), table_id="key-numbers-brief", max_rows=MAX_TABLE_ROWS),
         key_figures=[_key_figure(title, fig, i) for i, (title, fig) in enumerate(figures[:KEY_FIGURES])],
-        summary=table_of(summary_frame(record), table_id="summary-table", max_rows=MAX_TABLE_ROWS),
+        key_numbers=table_of(key_numbers_frame(record), table_id="key-numbers-table", max_rows=MAX_TABLE_ROWS),
         details=details, symbols=_symbols(details),
         verdicts=None if verdicts is None else table_of(verdicts, table_id="verdict-table", max_rows=MAX_TABLE_ROWS),
         figure_error=figure_error,

@@ -32,7 +32,7 @@ from audit_core.runs.gate import compare_runs
 from audit_core.runs.registry import RunRecord
 from components.feedback import code, guarded, md_escape
 from components.glossary import table as show_table
-from components.report import chromium_executable, figures_for, render_report, summary_frame, write_pdf
+from components.report import chromium_executable, figures_for, key_numbers_frame, render_report, write_pdf
 from components.state import PERSIST, registry, workspace_key
 
 __all__ = [
@@ -154,8 +154,8 @@ def _record(runs: pd.DataFrame, run_id: str) -> RunRecord:
 
 
 def show_record(record: RunRecord, *, key: str) -> None:
-    """A saved run as stored: summary, figures (rebuilt from its tables), tables, manifest."""
-    st.dataframe(summary_frame(record), hide_index=True, key=f"view_ru_{key}_summary")
+    """A saved run as stored: key numbers, figures (rebuilt from its tables), tables, manifest."""
+    st.dataframe(key_numbers_frame(record), hide_index=True, key=f"view_ru_{key}_key_numbers")
     if record.error:
         st.error(f"This run failed: {md_escape(record.error)}", icon=":material/error:")
     try:

@@ -238,7 +238,7 @@ def run(options: dict[str, Any], *, context: AuditContext, progress: Progress) -
     parts = fragility_run_parts(ws, audit)
     s = parts["tables"]["certificates"]
     conf = s[s["p_hat"] >= 0.8]
-    summary: dict[str, Any] = {
+    key_numbers: dict[str, Any] = {
         "n_cases": int(len(s)),
         "n_groups": int(audit.batch.protocol.n_groups),
         "depth_K": int(audit.batch.protocol.k),
@@ -253,13 +253,13 @@ def run(options: dict[str, Any], *, context: AuditContext, progress: Progress) -
         head = auroc[(auroc["label"] == "donor_any") & (auroc["stratum"] == auroc["stratum"].iloc[0])].set_index("score")
         for name in ("fds", "rcma", "margin"):
             if name in head.index:
-                summary[f"auroc_{name}_donor_any"] = _finite(head.loc[name, "auroc"])
+                key_numbers[f"auroc_{name}_donor_any"] = _finite(head.loc[name, "auroc"])
     if audit.notes:
-        summary["notes"] = " ".join(audit.notes)
+        key_numbers["notes"] = " ".join(audit.notes)
     manifest = {**parts["manifest"], "audit_options": dict(options), "fragility_config": parts["config"]}
     manifest.pop("versions", None)  # run_config records them once
     tables, manifest = store_case_data_choice(parts["tables"], manifest, store=options["store_case_data"])
-    return AuditResult(tables=tables, summary=summary, manifest=manifest)
+    return AuditResult(tables=tables, key_numbers=key_numbers, manifest=manifest)
 
 
 #: The registered ``fragility`` runner.

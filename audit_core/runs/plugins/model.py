@@ -99,7 +99,7 @@ def run_model_audit(options: dict, *, context: AuditContext, progress: Progress)
         "grouping": ws.grouping.to_frame(),
         "baseline": pd.DataFrame({"feature": list(ws.grouping.features), "baseline": ws.baseline}),
     }
-    summary: dict[str, Any] = {
+    key_numbers: dict[str, Any] = {
         "model": str(ws.model.spec.get("kind")),
         "held_out_auroc": _metric(ws.metrics, "test", "auroc"),
         "held_out_accuracy": _metric(ws.metrics, "test", "accuracy"),
@@ -121,16 +121,16 @@ def run_model_audit(options: dict, *, context: AuditContext, progress: Progress)
         tables["metric_intervals"] = pd.DataFrame(
             {
                 "metric": ["auroc"],
-                "estimate": [summary["held_out_auroc"]],
+                "estimate": [key_numbers["held_out_auroc"]],
                 "lower": [lo],
                 "upper": [hi],
                 "level": [options["level"]],
                 "n_replicates": [int(len(reps))],
             }
         )
-        summary["held_out_auroc_interval"] = f"[{lo:.4f}, {hi:.4f}] ({options['level']:.0%}, {len(reps)} replicates)"
+        key_numbers["held_out_auroc_interval"] = f"[{lo:.4f}, {hi:.4f}] ({options['level']:.0%}, {len(reps)} replicates)"
     elif options["bootstrap"] > 0:
-        summary["held_out_auroc_interval"] = "not computed: the bootstrap interval is binary-only"
+        key_numbers["held_out_auroc_interval"] = "not computed: the bootstrap interval is binary-only"
     if options["refit_seeds"]:
         train = frame.iloc[ws.train_index]
         spec = ws.model.spec
@@ -154,9 +154,9 @@ def run_model_audit(options: dict, *, context: AuditContext, progress: Progress)
         table["seed"] = table["seed"].astype("int64")
         tables["seed_variability"] = table
         if table["auroc"].notna().sum() > 1:
-            summary["refit_auroc_sd"] = float(table["auroc"].std(ddof=1))
+            key_numbers["refit_auroc_sd"] = float(table["auroc"].std(ddof=1))
     seeds = {"bootstrap": options["bootstrap_seed"], "refits": options["refit_seeds"]}
-    return AuditResult(tables=tables, summary=summary, manifest={"seeds": seeds, "audit_options": dict(options)})
+    return AuditResult(tables=tables, key_numbers=key_numbers, manifest={"seeds": seeds, "audit_options": dict(options)})
 
 
 #: The registered ``model`` runner.

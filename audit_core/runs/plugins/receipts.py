@@ -145,12 +145,12 @@ def _run_cube(options: dict[str, Any], progress: Progress) -> AuditResult:
         "receipt": receipt,
         "verdicts": pd.DataFrame({"endpoint": ["old", "new"], "verdict": [cube.v_old, cube.v_new]}),
     }
-    summary = {
+    key_numbers = {
         "v_old": cube.v_old, "v_new": cube.v_new, "changed": cube.changed, "receipt": cube.receipt_text,
         "sources": ", ".join(cube.sources), "calls_full": cube.calls, "calls_pruned": pruned.cube.calls,
         "controls_hold": bool(controls["holds"].all()),
     }
-    return AuditResult(tables=tables, summary=summary,
+    return AuditResult(tables=tables, key_numbers=key_numbers,
                        manifest={"seeds": {"controls": 0}, "audit_options": dict(options), "receipts_kind": "cube",
                                  "cube": sc.to_dict()})
 
@@ -167,11 +167,11 @@ def _run_benchmark(options: dict[str, Any], progress: Progress) -> AuditResult:
           .agg(cases=("case_id", "size"), share_changed=("changed", "mean"), mean_receipt_sets=("receipt_sets", "mean"),
                mean_calls_pruned=("calls_pruned", "mean"))
           .reset_index())
-    summary = {
+    key_numbers = {
         "n_base_cases": int(len(base)), "n_cases_with_controls": int(len(table)),
         "share_changed": float(base["changed"].mean()), "control_violations": len(bench.control_violations),
     }
-    return AuditResult(tables={"benchmark": table, "by_mutation": by}, summary=summary,
+    return AuditResult(tables={"benchmark": table, "by_mutation": by}, key_numbers=key_numbers,
                        manifest={"seeds": {"benchmark": options["seed"]}, "audit_options": dict(options),
                                  "receipts_kind": "benchmark", "benchmark_config": bench.config.to_dict()})
 

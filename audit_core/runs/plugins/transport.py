@@ -152,12 +152,12 @@ def run(options: dict, *, context: AuditContext, progress: Progress) -> AuditRes
     tables.update({k: v for k, v in res.extras.items() if k in ("reliability", "curves", "conformal_tally", "model_family",
                                                                  "feature_shift", "domain_classifier")})
     counts = res.verdicts["verdict"].value_counts().to_dict() if len(res.verdicts) else {}
-    summary = {"binary_only": not multiclass, "n_source": res.manifest["n_source"], "n_target": res.manifest["n_target"],
+    key_numbers = {"binary_only": not multiclass, "n_source": res.manifest["n_source"], "n_target": res.manifest["n_target"],
                **{f"verdicts_{k}": int(v) for k, v in counts.items()}}
     import json
 
     manifest = json.loads(json.dumps({k: v for k, v in res.manifest.items() if k != "partitions"}, default=str))
-    return AuditResult(tables=tables, summary=summary, manifest=manifest)
+    return AuditResult(tables=tables, key_numbers=key_numbers, manifest=manifest)
 
 
 TRANSPORT_AUDIT = register_audit(

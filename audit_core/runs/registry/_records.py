@@ -150,7 +150,9 @@ RENAMED_TABLES: dict[str, dict[str, str]] = {
     "transport": {"summary": "refit_summary"},  # the across-refit aggregates
 }
 #: Manifest keys renamed since runs were first saved: ``{old key: current key}`` (every audit kind).
-RENAMED_MANIFEST_KEYS: dict[str, str] = {}
+RENAMED_MANIFEST_KEYS: dict[str, str] = {
+    "summary": "key_numbers",  # the run's key numbers (AuditResult.key_numbers)
+}
 
 
 def with_current_names(record: RunRecord) -> RunRecord:
