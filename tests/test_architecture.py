@@ -296,7 +296,8 @@ def test_builtin_plugins_are_named_by_existing_modules(graph: Graph) -> None:
 
 def test_top_level_of_the_library() -> None:
     top = sorted(p.name for p in (ROOT / "audit_core").iterdir() if p.name != "__pycache__")
-    assert top == ["__init__.py", "api", "calibration_error.py", "data", "errors.py", "expr", "findings", "fragility", "lazy.py", "limits.py", "logistic.py", "metrics.py",
+    assert top == ["__init__.py", "api", "calibration_error.py", "data", "errors.py", "expr", "findings", "fragility",
+                   "lazy.py", "limits.py", "logistic.py", "metrics.py",
                    "models", "native_threads.py", "receipts", "runs", "safe_text.py", "transport"]
 
 
