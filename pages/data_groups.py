@@ -28,4 +28,4 @@ config, groups = dw.current_config(table, edited)
 dw.model_section(table, config, groups)
 ws = dw.workspace_section(groups)
 if ws is not None:
-    st.plotly_chart(group_sizes_figure(ws.grouping.summary()), key="view_fig_groups")
+    st.plotly_chart(group_sizes_figure(ws.grouping.group_sizes()), key="view_fig_groups")

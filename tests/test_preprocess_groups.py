@@ -137,8 +137,8 @@ def test_raw_origin_grouping(fitted):
     assert [list(i) for i in g.index] == [[0, 4], [1, 2, 3]]
     np.testing.assert_array_equal(g.membership, [[1, 0, 0, 0, 1], [0, 1, 1, 1, 0]])
     assert g.raw_map() == {"x": "x", "c": "c"}
-    summary = g.summary()
-    assert summary.to_dict("list") == {"group": ["x", "c"], "raw_columns": ["x", "c"], "n_features": [2, 3]}
+    sizes = g.group_sizes()
+    assert sizes.to_dict("list") == {"group": ["x", "c"], "raw_columns": ["x", "c"], "n_features": [2, 3]}
 
 
 def test_grouping_from_raw_map(fitted):

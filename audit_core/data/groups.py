@@ -117,7 +117,7 @@ class Grouping:
             {"feature": self.features, "raw_column": self.raw_columns, "group": self.group_of}
         )
 
-    def summary(self) -> pd.DataFrame:
+    def group_sizes(self) -> pd.DataFrame:
         """One row per group: its raw columns and number of transformed features."""
         df = self.to_frame()
         rows = []

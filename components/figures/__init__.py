@@ -72,7 +72,7 @@ gives the headline ``model``, ``mapping`` and ``headline`` keywords):
 >>> import pandas as pd
 >>> from components.figures import data as fd
 >>> target = fr.workspace.dataset.primary
->>> fig = fd.group_sizes_figure(fr.workspace.grouping.summary())
+>>> fig = fd.group_sizes_figure(fr.workspace.grouping.group_sizes())
 >>> fig = fd.class_balance_figure(pd.Series(target.counts, index=target.class_names), title=target.name)
 
 ``fd.missingness_figure(columns)`` takes a ``column, missing_share`` table (the Data & groups page's).

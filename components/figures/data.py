@@ -16,21 +16,21 @@ _LAYOUT = dict(template="plotly_white", margin=dict(l=10, r=10, t=40, b=10), hei
 
 
 @figure_builder
-def group_sizes_figure(summary: pd.DataFrame) -> go.Figure:
+def group_sizes_figure(sizes: pd.DataFrame) -> go.Figure:
     """Bar chart of transformed features per evidence group.
 
     Parameters
     ----------
-    summary : pandas.DataFrame
-        From :meth:`audit_core.data.groups.Grouping.summary`: ``group``,
+    sizes : pandas.DataFrame
+        From :meth:`audit_core.data.groups.Grouping.group_sizes`: ``group``,
         ``raw_columns``, ``n_features``.
     """
     fig = go.Figure(
         go.Bar(
-            x=summary["n_features"],
-            y=summary["group"],
+            x=sizes["n_features"],
+            y=sizes["group"],
             orientation="h",
-            customdata=summary["raw_columns"],
+            customdata=sizes["raw_columns"],
             hovertemplate="%{y}: %{x} features" + BR + "%{customdata}" + NO_EXTRA,
         )
     )
