@@ -530,8 +530,11 @@ def test_summary_is_no_field_of_a_result() -> None:
 
     from audit_core.findings.fragility import FragilityTables
     from audit_core.fragility.audit import FragilityAudit
+    from audit_core.data.groups import Grouping
     from audit_core.runs.plugin import AuditResult
     from audit_core.transport.results import TransportResult
+
+    assert not hasattr(Grouping, "summary") and hasattr(Grouping, "group_sizes")
 
     expected = {FragilityAudit: "certificates", FragilityTables: "certificates", TransportResult: "refit_summary",
                 AuditResult: "key_numbers"}
