@@ -8,7 +8,7 @@ Every figure is CPU time (``time.process_time``: all threads of this process)
 on the benchmark size (LR, Platt, 10 refits, 500 bootstraps, 100,000 source
 and 75,000 target synthetic rows). BLAS is limited to ``--blas-threads``
 threads for *both* sides with threadpoolctl (the protocol's own numerics always
-run on one thread; see ``audit_core/transport/protocol.py``). A and B alternate
+run on one thread; see ``audit_core/transport/blas.py``). A and B alternate
 within one process (ABAB…, the order flipping each repeat) and each ratio is
 printed as the median with the min–max over the repeats.
 
