@@ -61,7 +61,7 @@ def top_label_bins(y, P, *, n_bins: int = 15, seed: int = 0) -> pd.DataFrame:
 def _curve(y, P) -> tuple[np.ndarray, np.ndarray]:
     yhat, conf = top_label(np.asarray(P, dtype=float))
     e = (yhat != np.asarray(y).astype(int)).astype(float)
-    return sl._curve(e, np.ones(len(e)), np.argsort(-conf, kind="stable"))
+    return sl.ordered_curve(e, np.ones(len(e)), np.argsort(-conf, kind="stable"))
 
 
 def top_label_curve(y, P) -> pd.DataFrame:
