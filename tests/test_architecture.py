@@ -464,6 +464,68 @@ def test_private_scan_sees_imports_and_module_attributes() -> None:
         "from audit_core.runs.registry._records import RunRecord", "m._hidden", "metrics._also"]
 
 
+#: ``x._name`` reads of another object's private attribute that are third-party or standard-library API, per module:
+#: openpyxl's streaming reader (no public equivalent) and ``os._exit`` (exit without cleanup, documented).
+PRIVATE_ATTRIBUTE_ALLOWED: dict[str, frozenset[str]] = {
+    "audit_core.data.intake.excel": frozenset({"ws._get_source", "ws._shared_strings", "book._date_formats",
+                                               "book._timedelta_formats"}),
+    "audit_cli.commands": frozenset({"os._exit"}),
+}
+
+
+def private_attribute_reads(module: str, is_package: bool, tree: ast.AST, modules: Mapping) -> list[str]:
+    """Every ``x._name`` (one leading underscore, not a dunder) where ``x`` is not the object's own.
+
+    Its own: ``self`` and ``cls``, and a module of the same package imported under a name (a package may share
+    private helpers among its modules; reads across packages are :func:`private_reads`'s). Anything else (a
+    parameter, ``super()``, an attribute chain, a call's result, a standard-library module) reads another object's
+    private state. Returns ``"line: x._name"`` entries.
+    """
+    mine, own = package_of(module), set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            own |= {a.asname or a.name.split(".")[0] for a in node.names
+                    if a.name in modules and package_of(a.name) == mine}
+        elif isinstance(node, ast.ImportFrom):
+            (base, _names), = _targets(node, module, is_package)
+            own |= {a.asname or a.name for a in node.names
+                    if f"{base}.{a.name}" in modules and package_of(f"{base}.{a.name}") == mine}
+    out = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and _private(node.attr):
+            v = node.value
+            if isinstance(v, ast.Name) and (v.id in ("self", "cls") or v.id in own):
+                continue
+            out.append((node.lineno, f"{ast.unparse(v)}.{node.attr}"))
+    return [f"{line}: {text}" for line, text in sorted(set(out))]
+
+
+def test_no_module_reads_another_objects_private_attributes() -> None:
+    """No ``x._name`` on anything but ``self``/``cls`` or a module of the same package (issue 23: Transport by concept)."""
+    modules = discover(ROOT, ("audit_core", "components", "audit_cli"))
+    found, allowed_seen = {}, set()
+    for name, (path, is_package) in modules.items():
+        allowed = PRIVATE_ATTRIBUTE_ALLOWED.get(name, frozenset())
+        reads = private_attribute_reads(name, is_package, ast.parse(path.read_text(encoding="utf-8")), modules)
+        allowed_seen |= {(name, r.split(": ", 1)[1]) for r in reads if r.split(": ", 1)[1] in allowed}
+        if bad := [r for r in reads if r.split(": ", 1)[1] not in allowed]:
+            found[name] = bad
+    assert not found, f"private attributes of another object read (pass the value, or make it public): {found}"
+    stale = {(m, t) for m, texts in PRIVATE_ATTRIBUTE_ALLOWED.items() for t in texts} - allowed_seen
+    assert not stale, f"allow-list entries no longer read (remove them): {sorted(stale)}"
+
+
+def test_private_attribute_scan_catches_a_planted_read() -> None:
+    modules = {"audit_core.transport.x": 0, "audit_core.transport.y": 0, "audit_core.metrics": 0}
+    code = ("import os\nfrom . import y as why\nfrom audit_core import metrics\n"
+            "def stage(audit):\n    return audit._rows, audit.config._x, make()._z, super()._w\n"
+            "class A:\n    def f(self):\n        return self._ok, self.__class__, why._same_package\n"
+            "    @classmethod\n    def g(cls):\n        return cls._ok, os._exit, metrics._other_package\n")
+    assert private_attribute_reads("audit_core.transport.x", False, ast.parse(code), modules) == [
+        "5: audit._rows", "5: audit.config._x", "5: make()._z", "5: super()._w", "11: metrics._other_package",
+        "11: os._exit"]
+
+
 # ---------------------------------------------------------------------------
 # One implementation per concept
 # ---------------------------------------------------------------------------
