@@ -193,6 +193,54 @@ def _whole_numbers(s: pd.Series) -> pd.Series | None:
     return pd.Series(pc.cast(arr, pa.int64()).to_numpy(zero_copy_only=False), index=s.index)
 
 
+#: The numbers ``pandas.to_numeric`` reads as pyarrow's cast does (no sign ``+``, no ``inf``/``nan``, no blanks).
+_DECIMAL = r"^-?([0-9]+(\.[0-9]*)?|\.[0-9]+)([eE][+-]?[0-9]+)?$"
+#: Every text ``pandas.to_numeric`` might read as a number matches this (digits, signs, marks, inf, nan, blanks).
+_MAYBE_NUMBER = r"^[0-9+\-.,eE_\s]*$|(?i)(inf|nan)"
+
+
+def _arrow_decision(s: pd.Series) -> tuple[str, object] | None:
+    """What :func:`type_columns` decides for a pyarrow text column, from its distinct values, without a Python string each.
+
+    Returns ``("numbers", series)`` (every distinct value a plain decimal number),
+    ``("key", warning)`` (integers with a leading zero or more than 15 digits),
+    ``("text", None)`` (some value is not a number and none holds a comma), or
+    ``None``: the general path decides (booleans, commas, other spellings of
+    numbers, non-ASCII text). Equal to the general path because every regular
+    expression here reads ASCII text as Python's reads it, and pyarrow's cast
+    of a plain decimal is, like ``to_numeric``'s, the correctly rounded double.
+    """
+    if not isinstance(s.dtype, pd.StringDtype) or s.dtype.storage != "pyarrow":
+        return None
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    arr = s.array.__arrow_array__()
+    uniques = pc.unique(arr).drop_null()
+    if len(uniques) == 0 or not pc.all(pc.string_is_ascii(uniques)).as_py():
+        return None
+
+    def every(pattern: str) -> bool:
+        return bool(pc.all(pc.match_substring_regex(uniques, pattern)).as_py())
+
+    keys = pc.or_(pc.match_substring_regex(uniques, r"^[+-]?0[0-9]+$"),
+                  pc.match_substring_regex(uniques, r"^[+-]?[0-9]{16,}$"))
+    if pc.any(keys).as_py():
+        if not every(r"^[+-]*[0-9]+$"):
+            return None
+        key = str(pc.filter(uniques, keys)[0].as_py())
+        why = "have a leading zero" if _KEY.fullmatch(key) else "have more than 15 digits"
+        return "key", note("READ_KEY_TEXT", column=str(s.name), example=key, why=why)
+    if pc.any(pc.is_in(uniques, pa.array(sorted(_TRUE | _FALSE)))).as_py():
+        return None
+    if every(_DECIMAL):
+        values = pc.cast(arr, pa.float64()).to_numpy(zero_copy_only=False)
+        return "numbers", pd.Series(values, index=s.index)
+    if pc.any(pc.match_substring(uniques, ",")).as_py() or every(_MAYBE_NUMBER):
+        return None
+    return "text", None
+
+
 def _finish_numbers(s: pd.Series) -> pd.Series:
     """int64 when every value is a whole number and none is missing, else float64 (as pandas reads CSV)."""
     if pd.api.types.is_integer_dtype(s.dtype):
@@ -260,6 +308,14 @@ def type_columns(
             num = _whole_numbers(s)
             if num is not None:
                 out[col] = num
+                continue
+            fast = _arrow_decision(s)
+            if fast is not None:
+                kind, value = fast
+                if kind == "numbers":
+                    out[col] = value
+                elif kind == "key":
+                    warnings.append(value)
                 continue
         codes, cats = pd.factorize(s)
         uniques = [str(u) for u in cats]
