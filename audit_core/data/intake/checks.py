@@ -8,8 +8,11 @@ from audit_core.errors import fail
 
 from .options import ReadOptions
 from .report import CANDIDATE_MISSING_CODES
+from .textbytes import arrow_cells, first_bytes
 
 _CODES = frozenset(CANDIDATE_MISSING_CODES)
+#: The first character of any text ``pandas.to_numeric`` reads as a number (digit, sign, mark, blank, inf).
+_NUMBER_STARTS = np.isin(np.arange(256), list(b"0123456789+-.,_ \t\n\r\f\viInN"))
 
 __all__ = ["check_header", "check_table"]
 
@@ -31,6 +34,12 @@ def check_header(header: list[str], name: str, max_columns: int) -> None:
 
 def _mixed_type_problem(col: str, s: pd.Series, codes_reported: bool) -> None:
     if isinstance(s.dtype, pd.StringDtype):
+        cells = arrow_cells(s)
+        if cells is not None:
+            # At most the cells starting like a number are numbers: too few, and the column cannot be refused.
+            n_codes = int(s.isin(_CODES).sum()) if codes_reported else 0
+            if int(_NUMBER_STARTS[first_bytes(cells)].sum()) < 0.8 * (len(cells) - n_codes):
+                return
         # Distinct values and their counts, without a copy of the column.
         counts = s.value_counts(sort=False)
         if codes_reported:  # candidate missing codes among numbers are proposed, not refused

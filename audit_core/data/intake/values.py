@@ -27,6 +27,7 @@ import pandas as pd
 from .bounded import release_freed_memory
 from .options import DecimalChoice
 from .report import CANDIDATE_MISSING_CODES, MissingCodeProposal, note
+from .textbytes import BYTES_DIGITS, BYTES_MAYBE_NUMBER, arrow_cells, byte_set, only
 
 __all__ = ["trim_cells", "apply_missing", "propose_missing", "type_columns"]
 
@@ -42,6 +43,12 @@ _LARGE_ROWS = 100_000
 #: A whole number in its plain form (see :func:`_whole_numbers`).
 _PLAIN_WHOLE = r"^-?(0|[1-9][0-9]{0,14})$"
 _TRUE, _FALSE = frozenset({"True", "TRUE", "true"}), frozenset({"False", "FALSE", "false"})
+_RE2_BLANKS = "\t\n\f\r "
+_BLANK_BYTES = np.array([ord(c) for c in _RE2_BLANKS])
+_ASCII = np.arange(256) < 128
+_SIGNED_DIGITS = np.isin(np.arange(256), list(b"0123456789+-"))
+_BOOL_BYTES = np.isin(np.arange(256), list(b"TrueFalseTRUEFALSEtruefalse"))
+_DECIMAL_BYTES = np.isin(np.arange(256), list(b"0123456789.eE-"))
 
 
 def trim_cells(frame: pd.DataFrame) -> tuple[pd.DataFrame, tuple[tuple[str, int], ...]]:
@@ -82,6 +89,13 @@ def _padded(s: pd.Series) -> int:
     """
     import pyarrow.compute as pc
 
+    cells = arrow_cells(s)
+    if cells is not None:
+        # The cells whose length changes when RE2's blanks (\s: TAB LF FF CR SPACE) are cut from their ends.
+        if not byte_set(cells)[_BLANK_BYTES].any():
+            return 0
+        trimmed = pc.ascii_trim(cells, characters=_RE2_BLANKS)
+        return int(pc.sum(pc.not_equal(pc.binary_length(trimmed), pc.binary_length(cells))).as_py() or 0)
     flags = pc.match_substring_regex(s.array.__arrow_array__(), r"^\s|\s$")
     return int(pc.sum(flags).as_py() or 0)
 
@@ -125,8 +139,9 @@ def apply_missing(
         text = _is_text(s)
         if not text.any():
             continue
-        values = s.where(text, None)
-        hit = text & values.isin(codes)
+        # A text column's cells are text or missing: no copy of it is needed to compare them.
+        values = s if isinstance(s.dtype, pd.StringDtype) else s.where(text, None)
+        hit = s.isin(codes) if isinstance(s.dtype, pd.StringDtype) else text & values.isin(codes)
         if hit.any():
             counts = values[hit].value_counts()
             applied += [(str(col), str(code), int(counts[code])) for code in sorted(counts.index, key=str)]
@@ -210,12 +225,38 @@ def _arrow_decision(s: pd.Series) -> tuple[str, object] | None:
     expression here reads ASCII text as Python's reads it, and pyarrow's cast
     of a plain decimal is, like ``to_numeric``'s, the correctly rounded double.
     """
-    if not isinstance(s.dtype, pd.StringDtype) or s.dtype.storage != "pyarrow":
+    cells = arrow_cells(s)
+    if cells is None or len(cells) == 0:
         return None
     import pyarrow as pa
     import pyarrow.compute as pc
 
+    seen = byte_set(cells)
     arr = s.array.__arrow_array__()
+    has_lead = False
+    if only(seen, BYTES_DIGITS):
+        # Whole numbers as _whole_numbers reads them: no leading zero, at most 15 characters.
+        lengths = pc.binary_length(cells)
+        lead = pc.or_(pc.and_(pc.starts_with(cells, "0"), pc.greater(lengths, 1)),
+                      pc.and_(pc.starts_with(cells, "-0"), pc.greater(lengths, 2)))
+        has_lead = pc.any(lead).as_py()
+        if not has_lead and pc.max(lengths).as_py() > 15:
+            return None
+    if only(seen, BYTES_DIGITS) and not has_lead:
+        try:
+            ints = pc.cast(arr, pa.int64())
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+            return None
+        return "numbers", pd.Series(ints.to_numpy(zero_copy_only=False), index=s.index)
+    if not only(seen, _ASCII) or only(seen, _BOOL_BYTES):
+        return None
+    if has_lead:  # keys with a leading zero, or (with a sign elsewhere) not integers: the distinct values tell
+        pass
+    elif only(seen, _DECIMAL_BYTES):
+        values = _float_cells(arr)
+        return None if values is None else ("numbers", pd.Series(values, index=s.index))
+    if not only(seen, _SIGNED_DIGITS) and not seen[ord(",")] and not only(seen, BYTES_MAYBE_NUMBER):
+        return "text", None  # not integers (no key), not booleans, some cell no number: text
     uniques = pc.unique(arr).drop_null()
     if len(uniques) == 0 or not pc.all(pc.string_is_ascii(uniques)).as_py():
         return None
@@ -234,8 +275,8 @@ def _arrow_decision(s: pd.Series) -> tuple[str, object] | None:
     if pc.any(pc.is_in(uniques, pa.array(sorted(_TRUE | _FALSE)))).as_py():
         return None
     if every(_DECIMAL):
-        values = pc.cast(arr, pa.float64()).to_numpy(zero_copy_only=False)
-        return "numbers", pd.Series(values, index=s.index)
+        values = _float_cells(arr)
+        return None if values is None else ("numbers", pd.Series(values, index=s.index))
     if pc.any(pc.match_substring(uniques, ",")).as_py() or every(_MAYBE_NUMBER):
         return None
     return "text", None
@@ -246,6 +287,41 @@ def _finish_numbers(s: pd.Series) -> pd.Series:
     if pd.api.types.is_integer_dtype(s.dtype):
         return s
     return s.astype(float)
+
+
+def _all_numbers(s: pd.Series) -> bool | None:
+    """Whether a pyarrow text column holds cells and all are numbers, from its bytes; ``None`` when they do not tell."""
+    cells = arrow_cells(s)
+    if cells is None:
+        return None
+    if len(cells) == 0:
+        return False
+    seen = byte_set(cells)
+    if not only(seen, BYTES_MAYBE_NUMBER):
+        return False  # a cell holds a character no number has
+    if only(seen, _DECIMAL_BYTES):
+        return _float_cells(cells) is not None or None
+    return None
+
+
+def _float_cells(cells) -> np.ndarray | None:
+    """Cells of digits, ``.``, ``e``/``E`` and ``-`` as doubles, or ``None`` if one is not a number.
+
+    Over these characters pyarrow's cast accepts exactly the plain decimals
+    (``_DECIMAL``), and reads each as ``pandas.to_numeric`` does: the correctly
+    rounded double (``tests/test_intake_typing_paths.py`` checks both). A
+    negative zero is left to the general path.
+    """
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    try:
+        out = pc.cast(cells, pa.float64()).to_numpy(zero_copy_only=False)
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+        return None
+    if np.signbit(out[out == 0]).any():
+        return None  # "-0" is 0 to to_numeric beside integers, -0.0 to pyarrow: the general path decides
+    return out
 
 
 def propose_missing(frame: pd.DataFrame) -> tuple[MissingCodeProposal, ...]:
@@ -263,11 +339,13 @@ def propose_missing(frame: pd.DataFrame) -> tuple[MissingCodeProposal, ...]:
         counts = s[coded].astype(str).value_counts()
         found = list(counts.index)
         # Accepting the codes leaves numbers only: the other cells are numbers (or number-like text).
-        others = list(pd.unique(s[text & ~coded].astype(str)))
-        n_other_cells = int((~text & s.notna()).sum())
-        numeric_rest = bool(others or n_other_cells) and (
-            not others or pd.to_numeric(pd.Series(others, dtype=object), errors="coerce").notna().all()
-        )
+        numeric_rest = _all_numbers(s[text & ~coded])
+        if numeric_rest is None:
+            others = list(pd.unique(s[text & ~coded].astype(str)))
+            n_other_cells = int((~text & s.notna()).sum())
+            numeric_rest = bool(others or n_other_cells) and (
+                not others or pd.to_numeric(pd.Series(others, dtype=object), errors="coerce").notna().all()
+            )
         for code in sorted(found, key=lambda c: (-int(counts[c]), c)):
             out.append(MissingCodeProposal(column=str(col), code=str(code), count=int(counts[code]),
                                            makes_numeric=bool(numeric_rest)))
@@ -305,10 +383,6 @@ def type_columns(
         if not _all_text(s):
             continue
         if decimal != ",":
-            num = _whole_numbers(s)
-            if num is not None:
-                out[col] = num
-                continue
             fast = _arrow_decision(s)
             if fast is not None:
                 kind, value = fast
@@ -316,6 +390,10 @@ def type_columns(
                     out[col] = value
                 elif kind == "key":
                     warnings.append(value)
+                continue
+            num = _whole_numbers(s)
+            if num is not None:
+                out[col] = num
                 continue
         codes, cats = pd.factorize(s)
         uniques = [str(u) for u in cats]
@@ -325,6 +403,9 @@ def type_columns(
             warnings.append(note("READ_KEY_TEXT", column=str(col), example=key, why=why))
             continue
         if set(uniques) <= _TRUE | _FALSE:
+            if isinstance(s.dtype, pd.StringDtype) and not s.isna().any():
+                out[col] = s.isin(_TRUE).to_numpy(dtype=bool)
+                continue
             out[col] = s.map(lambda v: v in _TRUE, na_action="ignore")
             if not s.isna().any():
                 out[col] = out[col].astype(bool)

@@ -1,0 +1,72 @@
+"""Which bytes a pyarrow text column holds: a cheap first look that settles most typing questions.
+
+Every question :mod:`.values` and :mod:`.checks` ask of a text column (are
+all its values whole numbers, keys, decimals, booleans? does some cell carry
+blanks at its ends? could most cells be numbers?) has an answer that only
+depends on the column's values; many are settled by the set of bytes the
+present cells are made of, which one pass of :func:`numpy.bincount` over the
+column's character buffer gives (about a millisecond for 100,000 cells).
+Where the bytes do not settle a question, the caller takes its general path.
+Text is UTF-8: an ASCII byte in the buffer is that character, never part of
+another one.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+__all__ = ["BYTES_DIGITS", "BYTES_MAYBE_NUMBER", "arrow_cells", "byte_set", "only", "first_bytes"]
+
+
+def _set(chars: str) -> np.ndarray:
+    out = np.zeros(256, dtype=bool)
+    out[list(chars.encode())] = True
+    return out
+
+
+#: Digits and the minus sign: whole numbers.
+BYTES_DIGITS = _set("0123456789-")
+#: What a number ``pandas.to_numeric`` reads may be made of (digits, signs, marks, exponent, blanks, inf).
+BYTES_MAYBE_NUMBER = _set("0123456789+-.,eE_ \t\n\r\f\vinfatyINFATY")
+
+
+def arrow_cells(s: pd.Series):
+    """The present cells of a pyarrow text column as a pyarrow array (``None`` for another column)."""
+    if not isinstance(s.dtype, pd.StringDtype) or s.dtype.storage != "pyarrow":
+        return None
+    arr = s.array.__arrow_array__()
+    return arr.drop_null() if arr.null_count else arr
+
+
+def _buffers(cells):
+    """``(offsets, data)`` of every chunk, as numpy views."""
+    chunks = cells.chunks if hasattr(cells, "chunks") else [cells]
+    for chunk in chunks:
+        if len(chunk) == 0:
+            continue
+        _, offsets, data = chunk.buffers()
+        width = np.int64 if str(chunk.type) == "large_string" else np.int32
+        off = np.frombuffer(offsets, dtype=width)[chunk.offset: chunk.offset + len(chunk) + 1]
+        yield off, (np.frombuffer(data, dtype=np.uint8) if data is not None else np.zeros(0, np.uint8))
+
+
+def byte_set(cells) -> np.ndarray:
+    """256 booleans: the bytes the cells (no missing cell among them) are made of."""
+    seen = np.zeros(256, dtype=np.int64)
+    for off, data in _buffers(cells):
+        seen += np.bincount(data[off[0]: off[-1]], minlength=256)
+    return seen > 0
+
+
+def only(seen: np.ndarray, allowed: np.ndarray) -> bool:
+    """Every byte seen is allowed."""
+    return not bool((seen & ~allowed).any())
+
+
+def first_bytes(cells) -> np.ndarray:
+    """The first byte of every non-empty cell."""
+    parts = []
+    for off, data in _buffers(cells):
+        starts, ends = off[:-1], off[1:]
+        parts.append(data[starts[ends > starts]])
+    return np.concatenate(parts) if parts else np.zeros(0, np.uint8)
