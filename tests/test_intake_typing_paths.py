@@ -14,7 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from audit_core.data.intake import ReadOptions, checks, values
+from audit_core.data.intake import ReadOptions, checks, textbytes, values
 from tests.intake_golden import fingerprint
 
 TOKENS = ["1", "0", "007", "-0", "-5", "12", "1.5", "1e5", "-.5", "1.", ".", "-", "1,5", "1,234", "12,345.6",
@@ -62,7 +62,7 @@ def test_pyarrow_reads_plain_decimals_as_to_numeric_does(texts):
     import pandas as pd
     import pyarrow as pa
 
-    got = values._float_cells(pa.array(texts, pa.large_string()))
+    got = textbytes.float_cells(pa.array(texts, pa.large_string()))
     if got is None:
         return
     want = pd.to_numeric(pd.Series(texts, dtype=object), errors="coerce").to_numpy(dtype=float)

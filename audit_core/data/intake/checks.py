@@ -8,7 +8,7 @@ from audit_core.errors import fail
 
 from .options import ReadOptions
 from .report import CANDIDATE_MISSING_CODES
-from .textbytes import arrow_cells, first_bytes
+from .textbytes import BYTES_DECIMAL, arrow_cells, arrow_column, byte_set, count_in, first_bytes, float_cells, only
 
 _CODES = frozenset(CANDIDATE_MISSING_CODES)
 #: The first character of any text ``pandas.to_numeric`` reads as a number (digit, sign, mark, blank, inf).
@@ -32,14 +32,22 @@ def check_header(header: list[str], name: str, max_columns: int) -> None:
         raise fail("DUPLICATE_COLUMNS", name=name, columns=", ".join(repr(c) for c in dupes[:10]))
 
 
+def _codes_array():
+    import pyarrow as pa
+
+    return pa.array(sorted(_CODES), pa.large_string())
+
+
 def _mixed_type_problem(col: str, s: pd.Series, codes_reported: bool) -> None:
     if isinstance(s.dtype, pd.StringDtype):
         cells = arrow_cells(s)
         if cells is not None:
             # At most the cells starting like a number are numbers: too few, and the column cannot be refused.
-            n_codes = int(s.isin(_CODES).sum()) if codes_reported else 0
+            n_codes = count_in(cells, _codes_array()) if codes_reported else 0
             if int(_NUMBER_STARTS[first_bytes(cells)].sum()) < 0.8 * (len(cells) - n_codes):
                 return
+            if only(byte_set(cells), BYTES_DECIMAL) and float_cells(cells) is not None:
+                return  # every cell a number: none is text
         # Distinct values and their counts, without a copy of the column.
         counts = s.value_counts(sort=False)
         if codes_reported:  # candidate missing codes among numbers are proposed, not refused
@@ -127,7 +135,8 @@ def check_table(
     dropped: list[str] = []
     for col in frame.columns:
         s = frame[col]
-        if s.isna().all():
+        arr = arrow_column(s)
+        if (arr.null_count == len(arr)) if arr is not None else s.isna().all():
             if opts.drop_all_missing:
                 dropped.append(col)
                 continue

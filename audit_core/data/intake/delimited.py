@@ -186,14 +186,15 @@ def _parse_arrow(data: bytes, codec: str, delim: str, n_columns: int, has_header
             batches.append(batch)
     except (pa.ArrowInvalid, pa.ArrowException):
         return None
-    table = pa.Table.from_batches(batches, schema=reader.schema)
+    parsed: list = pa.Table.from_batches(batches, schema=reader.schema).columns
     del batches
     dtype = pd.StringDtype("pyarrow", na_value=float("nan"))
     columns = {}
-    for i, field in enumerate(fields):
-        cells = table.column(field)
-        table = table.remove_column(0)
-        columns[i] = pd.Series(pd.array(pc.utf8_ltrim(cells, characters=" "), dtype=dtype), copy=False)
+    for i in range(n_columns):
+        cells, parsed[i] = parsed[i], None  # each parsed column freed once trimmed
+        if pc.any(pc.starts_with(cells, " ")).as_py():
+            cells = pc.utf8_ltrim(cells, characters=" ")
+        columns[i] = pd.Series(pd.array(cells, dtype=dtype), copy=False)
     return pd.DataFrame(columns, copy=False)
 
 

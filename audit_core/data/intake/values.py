@@ -27,7 +27,8 @@ import pandas as pd
 from .bounded import release_freed_memory
 from .options import DecimalChoice
 from .report import CANDIDATE_MISSING_CODES, MissingCodeProposal, note
-from .textbytes import BYTES_DIGITS, BYTES_MAYBE_NUMBER, arrow_cells, byte_set, only
+from .textbytes import (BYTES_DECIMAL, BYTES_DIGITS, BYTES_MAYBE_NUMBER, any_in, arrow_cells, arrow_column, byte_set,
+                        float_cells, only)
 
 __all__ = ["trim_cells", "apply_missing", "propose_missing", "type_columns"]
 
@@ -48,7 +49,6 @@ _BLANK_BYTES = np.array([ord(c) for c in _RE2_BLANKS])
 _ASCII = np.arange(256) < 128
 _SIGNED_DIGITS = np.isin(np.arange(256), list(b"0123456789+-"))
 _BOOL_BYTES = np.isin(np.arange(256), list(b"TrueFalseTRUEFALSEtruefalse"))
-_DECIMAL_BYTES = np.isin(np.arange(256), list(b"0123456789.eE-"))
 
 
 def trim_cells(frame: pd.DataFrame) -> tuple[pd.DataFrame, tuple[tuple[str, int], ...]]:
@@ -63,13 +63,16 @@ def trim_cells(frame: pd.DataFrame) -> tuple[pd.DataFrame, tuple[tuple[str, int]
     changed: list[tuple[str, int]] = []
     for col in frame.columns:
         s = frame[col]
-        text = _is_text(s)
-        if not text.any():
-            continue
-        if isinstance(s.dtype, pd.StringDtype):
+        arr = arrow_column(s)
+        if arr is not None or isinstance(s.dtype, pd.StringDtype):
+            if (arr.null_count == len(arr)) if arr is not None else not s.notna().any():
+                continue
             n = _padded(s)
             trimmed = s.str.strip() if n else s
         else:
+            text = _is_text(s)
+            if not text.any():
+                continue
             before = s[text].astype(str)
             after = before.str.strip()
             n = int((after != before).sum())
@@ -102,6 +105,9 @@ def _padded(s: pd.Series) -> int:
 
 def _all_text(s: pd.Series) -> bool:
     """Some cell is present and every present cell is text (a string column: without copying it)."""
+    arr = arrow_column(s)
+    if arr is not None:
+        return arr.null_count < len(arr)
     if isinstance(s.dtype, pd.StringDtype):
         return bool(s.notna().any())
     present = s.dropna()
@@ -133,9 +139,15 @@ def apply_missing(
     for col, code in missing_codes:
         per_column.setdefault(col, set()).add(code)
     applied: list[tuple[str, str, int]] = []
+    import pyarrow as pa
+
+    common = pa.array(sorted({""} | set(na_values)), pa.large_string())
     for col in frame.columns:
         s = frame[col]
         codes = {""} | set(na_values) | per_column.get(str(col), set())
+        arr = arrow_column(s)
+        if arr is not None and str(col) not in per_column and not any_in(arr, common):
+            continue  # no cell to make missing (a column of missing cells has none either)
         text = _is_text(s)
         if not text.any():
             continue
@@ -252,8 +264,8 @@ def _arrow_decision(s: pd.Series) -> tuple[str, object] | None:
         return None
     if has_lead:  # keys with a leading zero, or (with a sign elsewhere) not integers: the distinct values tell
         pass
-    elif only(seen, _DECIMAL_BYTES):
-        values = _float_cells(arr)
+    elif only(seen, BYTES_DECIMAL):
+        values = float_cells(arr)
         return None if values is None else ("numbers", pd.Series(values, index=s.index))
     if not only(seen, _SIGNED_DIGITS) and not seen[ord(",")] and not only(seen, BYTES_MAYBE_NUMBER):
         return "text", None  # not integers (no key), not booleans, some cell no number: text
@@ -275,7 +287,7 @@ def _arrow_decision(s: pd.Series) -> tuple[str, object] | None:
     if pc.any(pc.is_in(uniques, pa.array(sorted(_TRUE | _FALSE)))).as_py():
         return None
     if every(_DECIMAL):
-        values = _float_cells(arr)
+        values = float_cells(arr)
         return None if values is None else ("numbers", pd.Series(values, index=s.index))
     if pc.any(pc.match_substring(uniques, ",")).as_py() or every(_MAYBE_NUMBER):
         return None
@@ -299,36 +311,22 @@ def _all_numbers(s: pd.Series) -> bool | None:
     seen = byte_set(cells)
     if not only(seen, BYTES_MAYBE_NUMBER):
         return False  # a cell holds a character no number has
-    if only(seen, _DECIMAL_BYTES):
-        return _float_cells(cells) is not None or None
+    if only(seen, BYTES_DECIMAL):
+        return float_cells(cells) is not None or None
     return None
-
-
-def _float_cells(cells) -> np.ndarray | None:
-    """Cells of digits, ``.``, ``e``/``E`` and ``-`` as doubles, or ``None`` if one is not a number.
-
-    Over these characters pyarrow's cast accepts exactly the plain decimals
-    (``_DECIMAL``), and reads each as ``pandas.to_numeric`` does: the correctly
-    rounded double (``tests/test_intake_typing_paths.py`` checks both). A
-    negative zero is left to the general path.
-    """
-    import pyarrow as pa
-    import pyarrow.compute as pc
-
-    try:
-        out = pc.cast(cells, pa.float64()).to_numpy(zero_copy_only=False)
-    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
-        return None
-    if np.signbit(out[out == 0]).any():
-        return None  # "-0" is 0 to to_numeric beside integers, -0.0 to pyarrow: the general path decides
-    return out
 
 
 def propose_missing(frame: pd.DataFrame) -> tuple[MissingCodeProposal, ...]:
     """Candidate missing codes present in each text column, with their counts."""
     out: list[MissingCodeProposal] = []
+    import pyarrow as pa
+
+    candidates = pa.array(sorted(_CODES), pa.large_string())
     for col in frame.columns:
         s = frame[col]
+        arr = arrow_column(s)
+        if arr is not None and not any_in(arr, candidates):
+            continue
         text = _is_text(s)
         if not text.any():
             continue
