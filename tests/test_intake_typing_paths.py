@@ -1,7 +1,7 @@
 """The intake's fast decisions (from a column's bytes and pyarrow) equal its general path, on generated tables.
 
 Each generated table is read twice: as shipped, and with the fast paths
-switched off (``arrow_cells`` returning ``None`` sends every column to the
+switched off (``arrow_cells`` and ``arrow_column`` returning ``None`` send every column to the
 general path: regular expressions, ``to_numeric`` and Python strings). The
 frames, the read reports and the refusals must be the same.
 """
@@ -49,8 +49,9 @@ def test_fast_decisions_equal_the_general_path(case):
     data, decimal = case
     fast = {v: fingerprint(_read(data, decimal), v) for v in ("default", "accept")}
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(values, "arrow_cells", lambda s: None)
-        mp.setattr(checks, "arrow_cells", lambda s: None)
+        for module in (values, checks):
+            mp.setattr(module, "arrow_cells", lambda s: None)
+            mp.setattr(module, "arrow_column", lambda s: None)
         general = {v: fingerprint(_read(data, decimal), v) for v in ("default", "accept")}
     assert fast == general, data.decode()
 

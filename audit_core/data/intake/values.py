@@ -316,6 +316,25 @@ def _all_numbers(s: pd.Series) -> bool | None:
     return None
 
 
+def _arrow_proposals(col: str, arr, candidates) -> list[MissingCodeProposal]:
+    """:func:`propose_missing` for one pyarrow text column, in pyarrow: the cells holding a code are counted."""
+    import pyarrow.compute as pc
+
+    flags = pc.is_in(arr, value_set=candidates)  # a missing cell is no code
+    if not pc.any(flags).as_py():
+        return []
+    found = pc.value_counts(pc.filter(arr, flags))
+    counts = dict(zip(found.field("values").to_pylist(), found.field("counts").to_pylist(), strict=True))
+    rest = pc.filter(arr, pc.invert(flags)).drop_null()
+    numeric_rest = _all_numbers(pd.Series(pd.array(rest, dtype=pd.StringDtype("pyarrow", na_value=np.nan))))
+    if numeric_rest is None:
+        others = pc.unique(rest).to_pylist()
+        numeric_rest = bool(others) and bool(
+            pd.to_numeric(pd.Series(others, dtype=object), errors="coerce").notna().all())
+    return [MissingCodeProposal(column=col, code=str(code), count=int(counts[code]), makes_numeric=bool(numeric_rest))
+            for code in sorted(counts, key=lambda c: (-int(counts[c]), c))]
+
+
 def propose_missing(frame: pd.DataFrame) -> tuple[MissingCodeProposal, ...]:
     """Candidate missing codes present in each text column, with their counts."""
     out: list[MissingCodeProposal] = []
@@ -325,7 +344,8 @@ def propose_missing(frame: pd.DataFrame) -> tuple[MissingCodeProposal, ...]:
     for col in frame.columns:
         s = frame[col]
         arr = arrow_column(s)
-        if arr is not None and not any_in(arr, candidates):
+        if arr is not None:
+            out += _arrow_proposals(str(col), arr, candidates)
             continue
         text = _is_text(s)
         if not text.any():
