@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 
 __all__ = ["BYTES_DECIMAL", "BYTES_DIGITS", "BYTES_MAYBE_NUMBER", "any_in", "arrow_cells", "arrow_column", "byte_set", "count_in",
-           "first_bytes", "float_cells", "only"]
+           "first_bytes", "float_cells", "lengths_and_starts", "only"]
 
 
 def _set(chars: str) -> np.ndarray:
@@ -90,6 +90,21 @@ def byte_set(cells) -> np.ndarray:
 def only(seen: np.ndarray, allowed: np.ndarray) -> bool:
     """Every byte seen is allowed."""
     return not bool((seen & ~allowed).any())
+
+
+def lengths_and_starts(cells) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Every cell's length in bytes, first byte and second byte (0 where the cell is shorter)."""
+    lengths, firsts, seconds = [], [], []
+    for off, data in _buffers(cells):
+        n = np.diff(off)
+        starts = off[:-1]
+        padded = np.append(data, np.zeros(2, np.uint8))  # every start + 1 is in bounds
+        firsts.append(np.where(n > 0, padded[starts], 0))
+        seconds.append(np.where(n > 1, padded[starts + 1], 0))
+        lengths.append(n)
+    if not lengths:
+        return np.zeros(0, np.int64), np.zeros(0, np.uint8), np.zeros(0, np.uint8)
+    return np.concatenate(lengths), np.concatenate(firsts), np.concatenate(seconds)
 
 
 def first_bytes(cells) -> np.ndarray:

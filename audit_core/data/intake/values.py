@@ -28,7 +28,7 @@ from .bounded import release_freed_memory
 from .options import DecimalChoice
 from .report import CANDIDATE_MISSING_CODES, MissingCodeProposal, note
 from .textbytes import (BYTES_DECIMAL, BYTES_DIGITS, BYTES_MAYBE_NUMBER, any_in, arrow_cells, arrow_column, byte_set,
-                        float_cells, only)
+                        float_cells, lengths_and_starts, only)
 
 __all__ = ["trim_cells", "apply_missing", "propose_missing", "type_columns"]
 
@@ -47,6 +47,7 @@ _TRUE, _FALSE = frozenset({"True", "TRUE", "true"}), frozenset({"False", "FALSE"
 _RE2_BLANKS = "\t\n\f\r "
 _BLANK_BYTES = np.array([ord(c) for c in _RE2_BLANKS])
 _ASCII = np.arange(256) < 128
+_ZERO, _MINUS = ord("0"), ord("-")
 _SIGNED_DIGITS = np.isin(np.arange(256), list(b"0123456789+-"))
 _BOOL_BYTES = np.isin(np.arange(256), list(b"TrueFalseTRUEFALSEtruefalse"))
 
@@ -248,11 +249,17 @@ def _arrow_decision(s: pd.Series) -> tuple[str, object] | None:
     has_lead = False
     if only(seen, BYTES_DIGITS):
         # Whole numbers as _whole_numbers reads them: no leading zero, at most 15 characters.
-        lengths = pc.binary_length(cells)
-        lead = pc.or_(pc.and_(pc.starts_with(cells, "0"), pc.greater(lengths, 1)),
-                      pc.and_(pc.starts_with(cells, "-0"), pc.greater(lengths, 2)))
-        has_lead = pc.any(lead).as_py()
-        if not has_lead and pc.max(lengths).as_py() > 15:
+        lengths, first, second = lengths_and_starts(cells)
+        lead = ((first == _ZERO) & (lengths > 1)) | ((first == _MINUS) & (second == _ZERO) & (lengths > 2))
+        has_lead = bool(lead.any())
+        if not seen[_MINUS]:
+            # Digits only: every cell an integer, so keys decide (the first in row order is the example).
+            keys = (lead | (lengths >= 16)).nonzero()[0]
+            if len(keys):
+                key = str(cells[int(keys[0])].as_py())
+                why = "have a leading zero" if lead[keys[0]] else "have more than 15 digits"
+                return "key", note("READ_KEY_TEXT", column=str(s.name), example=key, why=why)
+        elif not has_lead and lengths.max() > 15:
             return None
     if only(seen, BYTES_DIGITS) and not has_lead:
         try:
