@@ -152,15 +152,16 @@ def _parse_arrow(data: bytes, codec: str, delim: str, n_columns: int, has_header
     """Every cell as text, parsed by pyarrow's CSV reader: the cells :func:`_parse` gives, at a fraction of its cost.
 
     Only for the files on which the two parsers cannot differ: UTF-8 text, one
-    delimiter character, at least two columns, no quote character and no zero
-    byte. pandas' options are reproduced: blank lines are skipped, and the
+    delimiter character, at least two columns, no quote character, no zero
+    byte and no carriage return outside CRLF (old Mac line ends, on which
+    pandas' tokenizer has its own rules). pandas' options are reproduced: blank lines are skipped, and the
     spaces opening a field (``skipinitialspace``; spaces only, not tabs) are
     removed. A line of blanks, a row with another field count or a file past
     the row cap makes pyarrow stop; ``None`` then sends the file to the
     pandas path, which gives its exact refusal (or reads it, for a line of blanks).
     """
     if (codec not in ("utf-8", "utf-8-sig") or delim == WHITESPACE or len(delim) != 1 or n_columns < 2
-            or b'"' in data or b"\x00" in data):
+            or b'"' in data or b"\x00" in data or (b"\r" in data and data.count(b"\r") != data.count(b"\r\n"))):
         return None
     import pyarrow as pa
     import pyarrow.compute as pc
