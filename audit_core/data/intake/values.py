@@ -227,16 +227,23 @@ _DECIMAL = r"^-?([0-9]+(\.[0-9]*)?|\.[0-9]+)([eE][+-]?[0-9]+)?$"
 _MAYBE_NUMBER = r"^[0-9+\-.,eE_\s]*$|(?i)(inf|nan)"
 
 
-def _arrow_decision(s: pd.Series) -> tuple[str, object] | None:
-    """What :func:`type_columns` decides for a pyarrow text column, from its distinct values, without a Python string each.
+def _arrow_decision(s: pd.Series) -> tuple[str, pd.Series | tuple[str, str] | None] | None:
+    """What :func:`type_columns` decides for a pyarrow text column, without a Python string per cell.
 
-    Returns ``("numbers", series)`` (every distinct value a plain decimal number),
-    ``("key", warning)`` (integers with a leading zero or more than 15 digits),
-    ``("text", None)`` (some value is not a number and none holds a comma), or
-    ``None``: the general path decides (booleans, commas, other spellings of
-    numbers, non-ASCII text). Equal to the general path because every regular
-    expression here reads ASCII text as Python's reads it, and pyarrow's cast
-    of a plain decimal is, like ``to_numeric``'s, the correctly rounded double.
+    First from the bytes the cells are made of (:mod:`.textbytes`): digits
+    only (whole numbers, or keys from the cells' lengths and first bytes),
+    plain decimals (pyarrow's cast), text (a byte no number holds, no comma,
+    not booleans); then from the distinct values, with RE2 patterns that read
+    ASCII as Python's ``re`` does.
+
+    Returns
+    -------
+    tuple or None
+        ``("numbers", series)``, ``("key", warning)`` (integers with a leading
+        zero or more than 15 digits, kept as text), ``("text", None)``, or
+        ``None``: the general path decides (booleans, commas, other spellings
+        of numbers, non-ASCII text, a negative zero). Whatever is returned is
+        what the general path decides (``tests/test_intake_typing_paths.py``).
     """
     cells = arrow_cells(s)
     if cells is None or len(cells) == 0:
@@ -269,9 +276,7 @@ def _arrow_decision(s: pd.Series) -> tuple[str, object] | None:
         return "numbers", pd.Series(ints.to_numpy(zero_copy_only=False), index=s.index)
     if not only(seen, _ASCII) or only(seen, _BOOL_BYTES):
         return None
-    if has_lead:  # keys with a leading zero, or (with a sign elsewhere) not integers: the distinct values tell
-        pass
-    elif only(seen, BYTES_DECIMAL):
+    if not has_lead and only(seen, BYTES_DECIMAL):
         values = float_cells(arr)
         return None if values is None else ("numbers", pd.Series(values, index=s.index))
     if not only(seen, _SIGNED_DIGITS) and not seen[ord(",")] and not only(seen, BYTES_MAYBE_NUMBER):
@@ -368,7 +373,7 @@ def propose_missing(frame: pd.DataFrame) -> tuple[MissingCodeProposal, ...]:
         if numeric_rest is None:
             others = list(pd.unique(s[text & ~coded].astype(str)))
             n_other_cells = int((~text & s.notna()).sum())
-            numeric_rest = bool(others or n_other_cells) and (
+            numeric_rest = bool(others or n_other_cells) and bool(
                 not others or pd.to_numeric(pd.Series(others, dtype=object), errors="coerce").notna().all()
             )
         for code in sorted(found, key=lambda c: (-int(counts[c]), c)):
@@ -411,9 +416,9 @@ def type_columns(
             fast = _arrow_decision(s)
             if fast is not None:
                 kind, value = fast
-                if kind == "numbers":
+                if isinstance(value, pd.Series):
                     out[col] = value
-                elif kind == "key":
+                elif isinstance(value, tuple):
                     warnings.append(value)
                 continue
             num = _whole_numbers(s)
