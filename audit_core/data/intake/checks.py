@@ -8,10 +8,11 @@ from audit_core.errors import fail
 
 from .options import ReadOptions
 from .report import CANDIDATE_MISSING_CODES
-from .textbytes import BYTES_DECIMAL, arrow_cells, arrow_column, byte_set, count_in, first_bytes, float_cells, only
+from .textbytes import BYTES_DECIMAL, arrow_cells, arrow_column, byte_set, float_cells, lengths_and_starts, only
 
 _CODES = frozenset(CANDIDATE_MISSING_CODES)
 #: The first character of any text ``pandas.to_numeric`` reads as a number (digit, sign, mark, blank, inf).
+_LONGEST_CODE = max(len(c.encode()) for c in CANDIDATE_MISSING_CODES)
 _NUMBER_STARTS = np.isin(np.arange(256), list(b"0123456789+-.,_ \t\n\r\f\viInN"))
 
 __all__ = ["check_header", "check_table"]
@@ -43,11 +44,19 @@ def _mixed_type_problem(col: str, s: pd.Series, codes_reported: bool) -> None:
         cells = arrow_cells(s)
         if cells is not None:
             # At most the cells starting like a number are numbers: too few, and the column cannot be refused.
-            n_codes = count_in(cells, _codes_array()) if codes_reported else 0
-            if int(_NUMBER_STARTS[first_bytes(cells)].sum()) < 0.8 * (len(cells) - n_codes):
+            # The codes (at most 4 characters) are not counted: first bound them by the short cells.
+            lengths, first, _ = lengths_and_starts(cells)
+            maybe = int(_NUMBER_STARTS[first[lengths > 0]].sum())
+            if maybe < 0.8 * (len(cells) - int((lengths <= _LONGEST_CODE).sum() if codes_reported else 0)):
                 return
-            if only(byte_set(cells), BYTES_DECIMAL) and float_cells(cells) is not None:
-                return  # every cell a number: none is text
+            import pyarrow.compute as pc
+
+            codes = pc.is_in(cells, value_set=_codes_array()) if codes_reported else None
+            if codes is not None and maybe < 0.8 * (len(cells) - int(pc.sum(codes).as_py() or 0)):
+                return
+            rest = cells if codes is None else pc.filter(cells, pc.invert(codes))
+            if len(rest) and only(byte_set(rest), BYTES_DECIMAL) and float_cells(rest) is not None:
+                return  # every cell but the codes a number: none is text
         # Distinct values and their counts, without a copy of the column.
         counts = s.value_counts(sort=False)
         if codes_reported:  # candidate missing codes among numbers are proposed, not refused

@@ -15,8 +15,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-__all__ = ["BYTES_DECIMAL", "BYTES_DIGITS", "BYTES_MAYBE_NUMBER", "any_in", "arrow_cells", "arrow_column", "byte_set", "count_in",
-           "first_bytes", "float_cells", "lengths_and_starts", "only"]
+__all__ = ["BYTES_DECIMAL", "BYTES_DIGITS", "BYTES_MAYBE_NUMBER", "any_in", "arrow_cells", "arrow_column", "byte_set",
+           "float_cells", "lengths_and_starts", "only"]
 
 
 def _set(chars: str) -> np.ndarray:
@@ -50,13 +50,6 @@ def any_in(arr, values) -> bool:
     import pyarrow.compute as pc
 
     return bool(pc.any(pc.is_in(arr, value_set=values)).as_py())
-
-
-def count_in(arr, values) -> int:
-    """Cells of ``arr`` that are one of ``values`` (a pyarrow array)."""
-    import pyarrow.compute as pc
-
-    return int(pc.sum(pc.is_in(arr, value_set=values)).as_py() or 0)
 
 
 def arrow_cells(s: pd.Series):
@@ -105,15 +98,6 @@ def lengths_and_starts(cells) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     if not lengths:
         return np.zeros(0, np.int64), np.zeros(0, np.uint8), np.zeros(0, np.uint8)
     return np.concatenate(lengths), np.concatenate(firsts), np.concatenate(seconds)
-
-
-def first_bytes(cells) -> np.ndarray:
-    """The first byte of every non-empty cell."""
-    parts = []
-    for off, data in _buffers(cells):
-        starts, ends = off[:-1], off[1:]
-        parts.append(data[starts[ends > starts]])
-    return np.concatenate(parts) if parts else np.zeros(0, np.uint8)
 
 
 def float_cells(cells) -> np.ndarray | None:
