@@ -144,8 +144,15 @@ def check_table(
     dropped: list[str] = []
     for col in frame.columns:
         s = frame[col]
+        if isinstance(s.dtype, np.dtype) and s.dtype.kind in "biu":
+            continue  # integers and booleans of numpy: never missing, never infinite
         arr = arrow_column(s)
-        if (arr.null_count == len(arr)) if arr is not None else s.isna().all():
+        if isinstance(s.dtype, np.dtype) and s.dtype.kind == "f":
+            values = s.to_numpy(copy=False)
+            missing = bool(np.isnan(values).all())
+        else:
+            missing = (arr.null_count == len(arr)) if arr is not None else bool(s.isna().all())
+        if missing:
             if opts.drop_all_missing:
                 dropped.append(col)
                 continue
