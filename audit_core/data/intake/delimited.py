@@ -127,7 +127,9 @@ def read_text_cells(data: bytes, name: str, opts: ReadOptions) -> TextCells:
         header_note += f" Columns named col_1 … col_{len(names)}."
     elif source == "given":
         header_note += " Column names as given in Read options."
-    frame = _parse_arrow(data, enc.codec, delim, len(names), has_header, opts)
+    # pyarrow's reader costs about 60 µs a column before its first row: pandas' is cheaper for a few rows.
+    lines = sample.count("\n") * max(1.0, len(data) / max(len(sample), 1))
+    frame = _parse_arrow(data, enc.codec, delim, len(names), has_header, opts) if lines >= _ARROW_MIN_ROWS else None
     if frame is None:
         _check_records(data, enc.codec, name, delim, len(names), has_header, opts)
         frame = _parse(data, enc.codec, name, delim, has_header, sample, opts)
@@ -145,6 +147,8 @@ def read_text_cells(data: bytes, name: str, opts: ReadOptions) -> TextCells:
 #: cells (18 MB for a 20 MB file at 1 MB, 55 MB at 4 MB).
 _ARROW_BLOCK = 1024 * 1024
 _BOM = b"\xef\xbb\xbf"
+#: Lines (estimated from the sample) from which pyarrow parses the text.
+_ARROW_MIN_ROWS = 100
 
 
 def _parse_arrow(data: bytes, codec: str, delim: str, n_columns: int, has_header: bool,
