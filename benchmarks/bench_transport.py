@@ -8,7 +8,7 @@ Every figure is CPU time (``time.process_time``: all threads of this process)
 on the benchmark size (LR, Platt, 10 refits, 500 bootstraps, 100,000 source
 and 75,000 target synthetic rows). BLAS is limited to ``--blas-threads``
 threads for *both* sides with threadpoolctl (the protocol's own numerics always
-run on one thread; see ``audit_core/transport/protocol.py``). A and B alternate
+run on one thread; see ``audit_core/transport/blas.py``). A and B alternate
 within one process (ABAB…, the order flipping each repeat) and each ratio is
 printed as the median with the min–max over the repeats.
 
@@ -49,6 +49,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from audit_core.models.zoo import ModelSpec, train_model  # noqa: E402
 from audit_core.transport import TransportAudit, TransportConfig  # noqa: E402
+from audit_core.transport.changes import replicates  # noqa: E402
 from audit_core.transport.splits import PARTITIONS  # noqa: E402
 
 STAGES = ("split", "fit", "evaluate", "transport", "classify", "stress", "heterogeneity")
@@ -105,20 +106,19 @@ def protocol(cfg, src, tgt, stage_times: dict) -> TransportAudit:
 
 def bare_fits(audit, src, tgt) -> None:
     for r in range(audit.config.n_refits):
-        tr = np.flatnonzero(audit._parts[r] == PARTITIONS.index("train"))
+        tr = np.flatnonzero(audit.state.split.codes[r] == PARTITIONS.index("train"))
         fm = train_model(src.iloc[tr], src["y"].to_numpy()[tr], spec=ModelSpec(kind="logistic_regression", seed=r),
                          numeric=NUMERIC, categorical=CATEGORICAL)
-        rest = np.flatnonzero(audit._parts[r] != PARTITIONS.index("train"))
+        rest = np.flatnonzero(audit.state.split.codes[r] != PARTITIONS.index("train"))
         fm.predict_proba(src.iloc[rest])
         fm.predict_proba(tgt)
 
 
 # ------------------------------------------------------------ 2. binned vs exact bootstrap
 def bootstrap_only(audit, cfg, exact: bool) -> dict:
-    audit._config = replace(cfg, exact_bootstrap=exact)
-    audit._stage = "classify"
+    state = replace(audit.state, config=replace(cfg, exact_bootstrap=exact))
     with audit_serial():
-        return audit._bootstrap()
+        return replicates(state)
 
 
 def audit_serial():
@@ -290,11 +290,11 @@ def main() -> int:
             use_mapie, label = True, f"MAPIE {mapie.__version__} + scikit-learn"
         except ImportError:
             use_mapie, label = False, "scikit-learn + NumPy (MAPIE not installed)"
-        pipe = audit._pipes[(0, "logistic_regression")]
-        sel = audit._source_rows(0, "selection")
-        y_sel = audit._ysrc["y"][sel]
+        pipe = audit.state.pipes[(0, "logistic_regression")]
+        sel = audit.state.source_rows(0, "selection")
+        y_sel = audit.state.y_source["y"][sel]
         p_sel = pipe["maps"]["platt"](pipe["raw"]["selection"])
-        y, p = audit._ytgt["y"], audit._mapped(0, "logistic_regression", "platt", "ood")
+        y, p = audit.state.y_target["y"], audit.state.mapped(0, "logistic_regression", "platt", "ood")
         a, b = ours(y_sel, p_sel, y, p, cfg), peer(y_sel, p_sel, y, p, cfg, use_mapie)
         checks = [(a[("metrics", "auroc", None, None)], b["auroc"]),
                   (a[("metrics", "average_precision", None, None)], b["average_precision"]),

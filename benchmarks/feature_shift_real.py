@@ -19,7 +19,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from audit_core.transport.shift_audit import feature_shift  # noqa: E402
+from audit_core.transport.shift_link import feature_shift  # noqa: E402
 from transport_real_data import OULAD_CATEGORICAL, OULAD_NUMERIC, load_oulad  # noqa: E402
 
 

@@ -13,7 +13,7 @@ import numpy as np
 from audit_core.data.samples import load_sample
 from audit_core.data.dataset import DatasetConfig, build_dataset
 from audit_core.transport import TransportConfig
-from audit_core.transport.shift_audit import feature_shift
+from audit_core.transport.shift_link import feature_shift
 frame, info = load_sample("loan_synthetic")
 ds = build_dataset(frame, DatasetConfig(name="loan", targets=info.target_definitions[:1], domain_column="year",
     source_domain=2019, target_domain=2023, roles={c: "ignore" for c in info.exclude_columns}))

@@ -98,6 +98,11 @@ class Job:
         if self._thread is not None:
             self._thread.join(timeout)
 
+    def launch(self, work: Callable[["Job"], tuple[Any, str | None]]) -> None:
+        """Run ``work(self)`` in a daemon thread (:func:`start`)."""
+        self._thread = threading.Thread(target=self._run, args=(work,), name=f"audit-job-{self.name}", daemon=True)
+        self._thread.start()
+
     def _run(self, work: Callable[["Job"], tuple[Any, str | None]]) -> None:
         try:
             self.result, self.run_id = work(self)
@@ -132,9 +137,8 @@ def start(name: str, title: str, work: Callable[[Job], tuple[Any, str | None]], 
     if running is not None and running.running:
         return running
     job = Job(name=name, title=title, provenance=provenance)
-    job._thread = threading.Thread(target=job._run, args=(work,), name=f"audit-job-{name}", daemon=True)
     _jobs(shared)[name] = job
-    job._thread.start()
+    job.launch(work)
     return job
 
 

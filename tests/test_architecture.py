@@ -465,6 +465,68 @@ def test_private_scan_sees_imports_and_module_attributes() -> None:
         "from audit_core.runs.registry._records import RunRecord", "m._hidden", "metrics._also"]
 
 
+#: ``x._name`` reads of another object's private attribute that are third-party or standard-library API, per module:
+#: openpyxl's streaming reader (no public equivalent) and ``os._exit`` (exit without cleanup, documented).
+PRIVATE_ATTRIBUTE_ALLOWED: dict[str, frozenset[str]] = {
+    "audit_core.data.intake.excel": frozenset({"ws._get_source", "ws._shared_strings", "book._date_formats",
+                                               "book._timedelta_formats"}),
+    "audit_cli.commands": frozenset({"os._exit"}),
+}
+
+
+def private_attribute_reads(module: str, is_package: bool, tree: ast.AST, modules: Mapping) -> list[str]:
+    """Every ``x._name`` (one leading underscore, not a dunder) where ``x`` is not the object's own.
+
+    Its own: ``self`` and ``cls``, and a module of the same package imported under a name (a package may share
+    private helpers among its modules; reads across packages are :func:`private_reads`'s). Anything else (a
+    parameter, ``super()``, an attribute chain, a call's result, a standard-library module) reads another object's
+    private state. Returns ``"line: x._name"`` entries.
+    """
+    mine, own = package_of(module), set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            own |= {a.asname or a.name.split(".")[0] for a in node.names
+                    if a.name in modules and package_of(a.name) == mine}
+        elif isinstance(node, ast.ImportFrom):
+            (base, _names), = _targets(node, module, is_package)
+            own |= {a.asname or a.name for a in node.names
+                    if f"{base}.{a.name}" in modules and package_of(f"{base}.{a.name}") == mine}
+    out = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and _private(node.attr):
+            v = node.value
+            if isinstance(v, ast.Name) and (v.id in ("self", "cls") or v.id in own):
+                continue
+            out.append((node.lineno, f"{ast.unparse(v)}.{node.attr}"))
+    return [f"{line}: {text}" for line, text in sorted(set(out))]
+
+
+def test_no_module_reads_another_objects_private_attributes() -> None:
+    """No ``x._name`` on anything but ``self``/``cls`` or a module of the same package (issue 23: Transport by concept)."""
+    modules = discover(ROOT, ("audit_core", "components", "audit_cli"))
+    found, allowed_seen = {}, set()
+    for name, (path, is_package) in modules.items():
+        allowed = PRIVATE_ATTRIBUTE_ALLOWED.get(name, frozenset())
+        reads = private_attribute_reads(name, is_package, ast.parse(path.read_text(encoding="utf-8")), modules)
+        allowed_seen |= {(name, r.split(": ", 1)[1]) for r in reads if r.split(": ", 1)[1] in allowed}
+        if bad := [r for r in reads if r.split(": ", 1)[1] not in allowed]:
+            found[name] = bad
+    assert not found, f"private attributes of another object read (pass the value, or make it public): {found}"
+    stale = {(m, t) for m, texts in PRIVATE_ATTRIBUTE_ALLOWED.items() for t in texts} - allowed_seen
+    assert not stale, f"allow-list entries no longer read (remove them): {sorted(stale)}"
+
+
+def test_private_attribute_scan_catches_a_planted_read() -> None:
+    modules = {"audit_core.transport.x": 0, "audit_core.transport.y": 0, "audit_core.metrics": 0}
+    code = ("import os\nfrom . import y as why\nfrom audit_core import metrics\n"
+            "def stage(audit):\n    return audit._rows, audit.config._x, make()._z, super()._w\n"
+            "class A:\n    def f(self):\n        return self._ok, self.__class__, why._same_package\n"
+            "    @classmethod\n    def g(cls):\n        return cls._ok, os._exit, metrics._other_package\n")
+    assert private_attribute_reads("audit_core.transport.x", False, ast.parse(code), modules) == [
+        "5: audit._rows", "5: audit.config._x", "5: make()._z", "5: super()._w", "11: metrics._other_package",
+        "11: os._exit"]
+
+
 # ---------------------------------------------------------------------------
 # One implementation per concept
 # ---------------------------------------------------------------------------
@@ -512,67 +574,3 @@ def test_one_bootstrap_replicate_loop() -> None:
                for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
                if isinstance(node, ast.Call) and getattr(node.func, "id", getattr(node.func, "attr", None)) == "replicate_draws"}
     assert callers == {"audit_core.transport.bootstrap"}, callers
-
-
-
-# ---------------------------------------------------------------------------
-# One name per idea (issue 23): the old names are gone, not aliased
-# ---------------------------------------------------------------------------
-@pytest.mark.parametrize("gone", ["audit_core.calibration", "audit_core.models.audit"])
-def test_renamed_modules_are_gone(gone: str) -> None:
-    """``calibration`` (ECE code, now ``calibration_error``) and ``models.audit`` (now ``models.batch_jobs``)."""
-    assert gone not in discover(ROOT, ("audit_core",)), f"{gone} is back; it was renamed (one name per idea)"
-
-
-def test_summary_is_no_field_of_a_result() -> None:
-    """Per-case certificates, across-refit aggregates and a run's key numbers each have their own name."""
-    import dataclasses
-
-    from audit_core.findings.fragility import FragilityTables
-    from audit_core.fragility.audit import FragilityAudit
-    from audit_core.data.groups import Grouping
-    from audit_core.runs.plugin import AuditResult
-    from audit_core.transport.results import TransportResult
-
-    assert not hasattr(Grouping, "summary") and hasattr(Grouping, "group_sizes")
-
-    expected = {FragilityAudit: "certificates", FragilityTables: "certificates", TransportResult: "refit_summary",
-                AuditResult: "key_numbers"}
-    for cls, name in expected.items():
-        fields = {f.name for f in dataclasses.fields(cls)}
-        assert "summary" not in fields and name in fields, (cls.__name__, sorted(fields))
-
-
-def test_fragility_has_no_protocol_class() -> None:
-    """Fragility's certificate settings are ``CertificateSettings`` (``Protocol`` shadowed ``typing.Protocol``)."""
-    import audit_core.fragility as fragility
-    from audit_core.fragility import certificate
-
-    assert not hasattr(fragility, "Protocol") and not hasattr(certificate, "Protocol")
-
-
-def _summary_used_as_a_stored_name(tree: ast.AST) -> list[int]:
-    """Lines where the literal ``"summary"`` names a table, a manifest key or a table key (``x["summary"]``,
-    ``x.get("summary")``, ``TableKey("summary", ...)``, a ``{"summary": ...}`` entry)."""
-    def is_summary(node: ast.AST | None) -> bool:
-        return isinstance(node, ast.Constant) and node.value == "summary"
-
-    lines = []
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Subscript) and is_summary(node.slice):
-            lines.append(node.lineno)
-        elif isinstance(node, ast.Call) and node.args and is_summary(node.args[0]) and (
-                getattr(node.func, "attr", None) in ("get", "of") or getattr(node.func, "id", None) == "TableKey"):
-            lines.append(node.lineno)
-        elif isinstance(node, ast.Dict) and any(is_summary(k) for k in node.keys):
-            lines.append(node.lineno)
-    return lines
-
-
-def test_summary_is_no_stored_name() -> None:
-    """Only the registry's one migration of stored names (and the gate report's own sentence) still spell it."""
-    allowed = {"audit_core.runs.registry._records",  # RENAMED_TABLES / RENAMED_MANIFEST_KEYS: old -> current
-               "audit_core.findings.gate_report"}  # the gate report's one-line verdict text, not a table
-    found = {name: hits for name, (path, _pkg) in discover(ROOT, SOURCES).items()
-             if name not in allowed and (hits := _summary_used_as_a_stored_name(ast.parse(path.read_text("utf-8"))))}
-    assert not found, f"'summary' used as a stored name again: {found}"

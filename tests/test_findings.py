@@ -392,7 +392,7 @@ def test_saved_transport_run_has_the_same_findings_and_the_report_opens_with_the
     expected = [f.text for f in transport_findings(loan_transport)]
     assert [f.text for f in record_findings(record)] == expected and len(expected) >= 3
     doc = render_report(record, generated_at="t")
-    assert doc.index("<h2>Findings</h2>") < doc.index("<h2>Summary</h2>")
+    assert doc.index("<h2>Findings</h2>") < doc.index("<h2>Key numbers</h2>")
     shown = html.unescape(doc)  # read back as text (how an apostrophe is escaped is the template engine's choice)
     for text in expected:
         assert text in shown

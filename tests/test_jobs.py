@@ -61,8 +61,7 @@ def test_an_interrupted_follower_leaves_the_job_running(bars):
     interrupt.append(2)  # the user clicks another page during the second progress update
     release = threading.Event()
     job = jobs.Job(name="t", title="Test audit", provenance=Provenance(table="a"))
-    job._thread = threading.Thread(target=job._run, args=(_slow_work(release),), daemon=True)
-    job._thread.start()
+    job.launch(_slow_work(release))
     with pytest.raises(_Interrupted):
         jobs.follow(job)
     assert job.running and job.followers_lost == 1 and made[0].emptied

@@ -14,8 +14,9 @@ from sklearn.linear_model import LinearRegression, LogisticRegression
 from sklearn.pipeline import Pipeline, make_pipeline
 from sklearn.preprocessing import FunctionTransformer, OneHotEncoder, StandardScaler
 
-from audit_core.errors import MESSAGES, AuditInputError
+from audit_core.errors import MESSAGES
 from audit_core.models.importing import REVIEWED_TYPES, import_model, load_lightgbm_text, load_skops
+from refusals import declared
 
 IMPORT_CODES = {
     "IMPORT_UNTRUSTED_TYPES",
@@ -36,13 +37,6 @@ def table() -> tuple[pd.DataFrame, np.ndarray]:
     X = pd.DataFrame({"a": rng.normal(size=n), "b": rng.normal(size=n), "c": rng.choice(["p", "q"], n)})
     y = ((X["a"] + (X["c"] == "p")) > 0.5).astype(int).to_numpy()
     return X, y
-
-
-def declared(code: str, fn, *args, **kwargs) -> str:
-    with pytest.raises(AuditInputError) as info:
-        fn(*args, **kwargs)
-    assert info.value.code == code, info.value.message
-    return info.value.message
 
 
 def add_one(X):  # a custom function: skops cannot trust it

@@ -17,6 +17,7 @@ from audit_core.errors import MESSAGES, AuditInputError
 from audit_core.models.importing import import_model
 from audit_core.models.onnx_import import RawTextCodes, is_onnx, load_onnx
 from audit_core.models.xgboost_import import load_xgboost
+from refusals import declared
 
 CODES = ("IMPORT_ONNX_INPUTS", "IMPORT_ONNX_NAMES_UNKNOWN", "IMPORT_ONNX_EXTERNAL_DATA", "IMPORT_ONNX_NO_PROBABILITIES",
          "IMPORT_XGBOOST_MISSING", "IMPORT_XGBOOST_OBJECTIVE", "IMPORT_XGBOOST_NO_NAMES")
@@ -30,13 +31,6 @@ def table() -> tuple[pd.DataFrame, np.ndarray]:
     X = pd.DataFrame({"a": rng.normal(size=n), "b": rng.normal(size=n), "c": rng.choice(["p", "q", "r"], n)})
     y = ((X["a"] + (X["c"] == "p")) > 0.5).astype(int).to_numpy()
     return X, y
-
-
-def declared(code: str, fn, *args, **kwargs) -> str:
-    with pytest.raises(AuditInputError) as info:
-        fn(*args, **kwargs)
-    assert info.value.code == code, info.value.message
-    return info.value.message
 
 
 @pytest.fixture(scope="module")

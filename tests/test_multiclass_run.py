@@ -12,8 +12,8 @@ from audit_core.transport import RESULT_COLUMNS, TransportConfig, run_transport
 from audit_core.transport.multiclass.bootstrap import replicate_columns, replicate_values
 from audit_core.transport.multiclass.conformal import ScoreSpec
 from audit_core.transport.multiclass.metrics import multiclass_metric_values
+from audit_core.transport.multiclass.fitting import MulticlassRules
 from audit_core.transport.multiclass.run import (
-    MulticlassRules,
     MulticlassTransportAudit,
     multiclass_mappings,
     run_multiclass_transport,
@@ -74,11 +74,11 @@ def test_direction_reads_the_multiclass_metric_names(result):
 def test_rules_are_fitted_on_the_source_selection_partition_only(result):
     cfg = _config(n_refits=1, n_bootstrap=5)
     a = MulticlassTransportAudit(cfg).declare(_frame()).split().fit()
-    sel = a._source_rows(0, "selection")
-    pipe = a._pipes[(0, "logistic_regression")]
+    sel = a.state.source_rows(0, "selection")
+    pipe = a.state.pipes[(0, "logistic_regression")]
     for mp in ("raw", "temperature", "vector"):
         Psel = pipe["maps"][mp](pipe["raw"]["selection"])
-        assert a._rules[(0, "logistic_regression", mp)].thresholds == fit_thresholds(Psel, cfg.selection_rates)
+        assert a.state.rules[(0, "logistic_regression", mp)].thresholds == fit_thresholds(Psel, cfg.selection_rates)
     # the target's labels never reach a fitted quantity: scrambling them leaves every source row unchanged
     df = _frame()
     scrambled = df.copy()
@@ -145,7 +145,7 @@ def test_a_class_the_target_lacks_keeps_the_source_codes():
     a = MulticlassTransportAudit(_config(n_refits=1, n_bootstrap=5)).declare(df)
     names = np.array(["distinction", "fail", "pass", "withdrawn"])
     assert a.classes == tuple(names)
-    assert np.array_equal(names[a._ytgt["y"]], df.loc[df.dom == "t", "y"].to_numpy())
+    assert np.array_equal(names[a.state.y_target["y"]], df.loc[df.dom == "t", "y"].to_numpy())
     res = run_multiclass_transport(df, config=_config(n_refits=1, n_bootstrap=5))
     t = res.table
     cov1 = t[(t.domain == "ood") & (t.metric == "lac:coverage_class1")]["value"]

@@ -16,6 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from audit_core.transport import TransportAudit, TransportConfig
+from audit_core.transport.changes import replicates
 from audit_core.transport.bootstrap import percentile_interval
 from audit_core.transport.intervals import change_interval
 
@@ -60,7 +61,7 @@ def test_every_interval_of_a_run_contains_its_estimate(exact):
     v = res.verdicts
     assert len(v) > 30 and (v["ci_low"] <= v["delta"]).all() and (v["delta"] <= v["ci_high"]).all()
     # the case is a hard one: the plain percentile interval misses the ECE estimate
-    reps = audit._bootstrap()
+    reps = replicates(audit.state)
     ece = v[v["metric"] == "ece"].set_index("mapping")
     for mp in ("raw", "platt"):
         lo, hi = percentile_interval(np.nanmean(reps[("logistic_regression", mp, "unweighted", "metrics", "ece",

@@ -42,7 +42,7 @@ def test_a_trained_zoo_model_is_refitted_with_its_kind_and_settings(loan):
     audit = TransportAudit(TransportConfig.from_dataset(loan, stresses=(), **SMALL, **opts))
     res = audit.run(loan.frame)
     for r in range(2):
-        assert audit._pipes[(r, "logistic_regression")]["model"].estimator.C == 0.001
+        assert audit.state.pipes[(r, "logistic_regression")]["model"].estimator.C == 0.001
     assert res.manifest["model"]["refit"] is True
     assert res.manifest["model"]["params"] == {"logistic_regression": {"C": 0.001}}
 
@@ -81,15 +81,15 @@ def test_an_imported_model_is_audited_as_it_is(loan, tmp_path):
     # the model is never refitted: every refit's pipeline holds the given model, and its raw
     # probabilities on the ID test are the given model's
     for r in range(2):
-        assert audit._pipes[(r, cfg.fixed_model)]["model"] is fixed
-        idt = audit._source_rows(r, "id_test")
-        np.testing.assert_array_equal(audit._mapped(r, cfg.fixed_model, "raw", "id"),
-                                      fixed.predict_proba(audit._src.iloc[idt])[:, 1])
+        assert audit.state.pipes[(r, cfg.fixed_model)]["model"] is fixed
+        idt = audit.state.source_rows(r, "id_test")
+        np.testing.assert_array_equal(audit.state.mapped(r, cfg.fixed_model, "raw", "id"),
+                                      fixed.predict_proba(audit.state.source.iloc[idt])[:, 1])
     t = res.table
     auc = t[(t["analysis"] == "metrics") & (t["metric"] == "auroc") & (t["mapping"] == "raw")
             & (t["condition"] == "clean") & (t["domain"] == "ood") & (t["weighting"] == "unweighted")]
-    p_ood = fixed.predict_proba(audit._tgt)[:, 1]
-    assert auc["value"].to_numpy() == pytest.approx([METRICS["auroc"](audit._ytgt["default"], p_ood)] * 2)
+    p_ood = fixed.predict_proba(audit.state.target)[:, 1]
+    assert auc["value"].to_numpy() == pytest.approx([METRICS["auroc"](audit.state.y_target["default"], p_ood)] * 2)
     assert set(t.loc[t["model"] != "", "model"]) == {"imported:mine.skops"}
     m = res.manifest["model"]
     assert m["refit"] is False and "not refit" in m["note"] and m["spec"]["source"] == "mine.skops"

@@ -64,7 +64,7 @@ def test_oulad_transport_small_slice_keeps_students_in_one_partition():
     audit = TransportAudit(cfg)
     res = audit.run(src, tgt)
     for r in range(cfg.n_refits):
-        per_student = src.assign(part=audit._parts[r]).groupby("id_student")["part"].nunique()
+        per_student = src.assign(part=audit.state.split.codes[r]).groupby("id_student")["part"].nunique()
         assert (per_student == 1).all()
     t = res.table
     auc = t[(t.metric == "auroc") & (t.analysis == "metrics") & (t.condition == "clean") & (t.weighting == "unweighted")]

@@ -61,10 +61,10 @@ def test_adult_lightgbm_scores_equal_the_project_run_row_for_row():
     project = TransportAudit(TransportConfig.from_dataset(ds, models=("lightgbm",), **common))
     res_model = project.run(frame)
 
-    fm = project._pipes[(0, "lightgbm")]["model"]
+    fm = project.state.pipes[(0, "lightgbm")]["model"]
     scores = frame.assign(p_high=fm.predict_proba(frame)[:, 1])  # the per-record probabilities, exported
     src = scores[scores["sex"] == "Male"].reset_index(drop=True)
-    raw = project._pipes[(0, "lightgbm")]["raw"]
+    raw = project.state.pipes[(0, "lightgbm")]["raw"]
     codes = np.asarray(res_model.manifest["partitions"]["codes"][0])
     for part in ("calibration", "selection", "id_test"):  # the premise: the export is what the run used
         np.testing.assert_array_equal(src["p_high"].to_numpy()[codes == PARTITIONS.index(part)], raw[part])

@@ -18,7 +18,7 @@ from scipy import stats
 
 from audit_core.errors import AuditInputError
 from audit_core.transport.shift import chi2_test, ks_test, psi, shift_bins, wasserstein, weighted_quantile_edges
-from audit_core.transport.shift_audit import SHIFT_COLUMNS, feature_shift
+from audit_core.transport.shift_link import SHIFT_COLUMNS, feature_shift
 
 FLOOR = 1e-4
 

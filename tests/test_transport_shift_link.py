@@ -14,7 +14,7 @@ from audit_core.data.dataset import DatasetConfig, build_dataset
 from audit_core.data.samples import load_sample
 from audit_core.runs.registry import RunRegistry
 from audit_core.transport import TransportConfig, run_transport
-from audit_core.transport.shift_audit import LINK_COLUMNS, SHIFT_COLUMNS, link_shift
+from audit_core.transport.shift_link import LINK_COLUMNS, SHIFT_COLUMNS, link_shift
 
 
 def _row(**kw):

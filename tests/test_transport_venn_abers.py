@@ -176,10 +176,10 @@ def test_width_and_metrics_come_from_the_calibration_partition_fit(weighted_loan
     t = audit.result().table
     c = audit.config
     for r in range(c.n_refits):
-        raw = audit._pipes[(r, "logistic_regression")]["raw"]
-        cal = audit._source_rows(r, "calibration")
-        va = fit_venn_abers(raw["calibration"], audit._ysrc[c.primary_target][cal], sample_weight=audit._wsrc[cal])
-        for dom, y, w, _ in audit._test_sets(r):
+        raw = audit.state.pipes[(r, "logistic_regression")]["raw"]
+        cal = audit.state.source_rows(r, "calibration")
+        va = fit_venn_abers(raw["calibration"], audit.state.y_source[c.primary_target][cal], sample_weight=audit.state.w_source[cal])
+        for dom, y, w, _ in audit.state.test_sets(r):
             s = raw["id_test" if dom == "id" else "ood"]
             p0, p1 = va.interval(s)
             pick = (t.analysis == "metrics") & (t.domain == dom) & (t.refit == r) & (t.condition == "clean") & (
@@ -218,10 +218,10 @@ def test_reliability_band_is_each_bins_mean_interval_and_is_drawn(weighted_loan_
     # the figure table pools the records of every refit: each refit's own Venn-Abers fit, its OOD records binned
     q0, q1, ids = [], [], []
     for r in range(audit.config.n_refits):
-        raw = audit._pipes[(r, "logistic_regression")]["raw"]
-        cal = audit._source_rows(r, "calibration")
-        va = fit_venn_abers(raw["calibration"], audit._ysrc[audit.config.primary_target][cal],
-                            sample_weight=audit._wsrc[cal])
+        raw = audit.state.pipes[(r, "logistic_regression")]["raw"]
+        cal = audit.state.source_rows(r, "calibration")
+        va = fit_venn_abers(raw["calibration"], audit.state.y_source[audit.config.primary_target][cal],
+                            sample_weight=audit.state.w_source[cal])
         (a, b1), q = va.interval(raw["ood"]), va.predict(raw["ood"])
         q0.append(a), q1.append(b1), ids.append(bin_ids(q, audit.config.n_bins))
     q0, q1, ids = np.concatenate(q0), np.concatenate(q1), np.concatenate(ids)

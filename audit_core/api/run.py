@@ -5,7 +5,7 @@ build the dataset the spec declares and run the same library code as the app
 and the CLI: :func:`~audit_core.models.training.train_workspace` then
 :func:`~audit_core.fragility.audit.run_fragility_audit`;
 :meth:`~audit_core.transport.config.TransportConfig.from_dataset` then
-:func:`~audit_core.transport.protocol.run_transport` (binary target) or
+:func:`~audit_core.transport.runner.run_transport` (binary target) or
 :func:`~audit_core.transport.multiclass.run.run_multiclass_transport`
 (every value a class, three or more classes).
 """
@@ -30,7 +30,7 @@ from audit_core.transport.headline import (
     recorded_headline,
 )
 from audit_core.transport.multiclass.run import run_multiclass_transport
-from audit_core.transport.protocol import run_transport
+from audit_core.transport.runner import run_transport
 from audit_core.transport.results import TransportResult
 
 from .display import FragilityReport, TransportReport

@@ -8,7 +8,7 @@ which refuse anything else); :func:`from_polars` converts the same way and
 leaves any other object to the function it is passed to
 (:func:`~audit_core.data.dataset.build_dataset`, :func:`~audit_core.data.roles.infer_roles`,
 :func:`~audit_core.data.targets.apply_targets`,
-:meth:`audit_core.transport.protocol.TransportAudit.declare`, so their own
+:meth:`audit_core.transport.runner.TransportAudit.declare`, so their own
 refusals are unchanged). polars is never imported here: a frame
 is recognised as a polars one by the module of its type, so a user without
 polars pays nothing.

@@ -5,6 +5,7 @@
 * :mod:`~audit_core.models.importing` — import a skops file (trusted types only), a LightGBM text model, an ONNX
   classifier (:mod:`~audit_core.models.onnx_import`) or an XGBoost JSON/UBJ model
   (:mod:`~audit_core.models.xgboost_import`, optional extra);
+* :mod:`~audit_core.models.inputs` — the named table columns an imported model reads: present, numeric where it reads numbers;
 * :mod:`~audit_core.models.refusals` — recognise pickle, joblib, MLflow and CatBoost files unopened and refuse each
   with a way forward;
 * :mod:`~audit_core.models.batch_jobs` — the ``model`` audit's seeded batch jobs (AUROC bootstrap, refits by seed);

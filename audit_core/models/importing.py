@@ -31,6 +31,7 @@ from audit_core.data.intake.options import MB  # and the DECOMPRESSION_CAP templ
 from audit_core.errors import fail, register_messages
 from audit_core.limits import Limits
 
+from .inputs import require_columns, require_numeric
 from .onnx_import import is_onnx, load_onnx
 from .refusals import ACCEPTED_FORMATS, refuse_known_format
 from .xgboost_import import is_xgboost, load_xgboost
@@ -61,10 +62,6 @@ register_messages(
         "IMPORT_NO_COLUMNS": (
             "The model in {name!r} does not record its input column names (feature_names_in_). "
             "Fit it on a pandas DataFrame before saving."
-        ),
-        "IMPORT_MISSING_COLUMNS": "The model in {name!r} reads column(s) {columns} that the table does not have.",
-        "IMPORT_NON_NUMERIC": (
-            "The {fmt} model reads column {column!r} as a number, but the table holds text in it."
         ),
         "IMPORT_CLASS_MISMATCH": (
             "The model in {name!r} predicts classes {model_classes}, but the target definition has {target_classes}."
@@ -138,9 +135,7 @@ def load_skops(data: bytes, *, name: str, table_columns: list[str]) -> FittedMod
     if cols is None:
         raise fail("IMPORT_NO_COLUMNS", name=name)
     cols = [str(c) for c in cols]
-    missing = [c for c in cols if c not in table_columns]
-    if missing:
-        raise fail("IMPORT_MISSING_COLUMNS", name=name, columns=", ".join(repr(c) for c in missing[:10]))
+    require_columns(cols, table_columns, name=name)
     from sklearn.pipeline import Pipeline
 
     if isinstance(obj, Pipeline) and len(obj.steps) > 1:
@@ -199,12 +194,7 @@ def load_lightgbm_text(data: bytes, *, name: str, table: pd.DataFrame) -> Fitted
     if objective not in _LGB_CLASSIFIER_OBJECTIVES:
         raise fail("IMPORT_NOT_CLASSIFIER", name=name, type=f"LightGBM objective {objective or 'unknown'!r}")
     cols = [str(c) for c in booster.feature_name()]
-    missing = [c for c in cols if c not in table.columns]
-    if missing:
-        raise fail("IMPORT_MISSING_COLUMNS", name=name, columns=", ".join(repr(c) for c in missing[:10]))
-    for c in cols:
-        if not pd.api.types.is_numeric_dtype(table[c].dtype):
-            raise fail("IMPORT_NON_NUMERIC", column=c, fmt="LightGBM text")
+    require_numeric(cols, table, name=name, fmt="LightGBM text")
     est = _BoosterClassifier(booster)
     return FittedModel(
         spec={"kind": "imported_lightgbm_text", "source": name},

@@ -28,6 +28,7 @@ import pandas as pd
 
 from audit_core.errors import fail, register_messages
 
+from .inputs import require_numeric
 from .zoo import FittedModel
 
 __all__ = ["XGBOOST_OBJECTIVES", "XGBoostClassifier", "is_xgboost", "load_xgboost"]
@@ -149,12 +150,7 @@ def load_xgboost(data: bytes, *, name: str, table: pd.DataFrame) -> FittedModel:
     cols = [str(c) for c in (booster.feature_names or [])]
     if not cols:
         raise fail("IMPORT_XGBOOST_NO_NAMES", name=name)
-    missing = [c for c in cols if c not in table.columns]
-    if missing:
-        raise fail("IMPORT_MISSING_COLUMNS", name=name, columns=", ".join(repr(c) for c in missing[:10]))
-    for c in cols:
-        if not pd.api.types.is_numeric_dtype(table[c].dtype):
-            raise fail("IMPORT_NON_NUMERIC", column=c, fmt="XGBoost")
+    require_numeric(cols, table, name=name, fmt="XGBoost")
     n_class = int(learner.get("learner_model_param", {}).get("num_class", "0") or 0)
     est = XGBoostClassifier(booster, n_classes=max(n_class, 2) if objective == "multi:softprob" else 2)
     return FittedModel(

@@ -135,7 +135,11 @@ class Judge:
         self.memo: dict[tuple[tuple, str], str] = {}
         self.calls = 0
 
-    def _eval(self, state: EvaluatorState, text: str, where: str) -> str:
+    def truth(self, state: EvaluatorState, text: str, where: str) -> str:
+        """``"true"``, ``"false"`` or ``"unknown"``: the expression ``text`` on the state's grounds (memoised).
+
+        ``where`` names the expression in an error.
+        """
         key = (state.grounds, text)
         hit = self.memo.get(key)
         if hit is not None:
@@ -169,7 +173,7 @@ class Judge:
             if scope is None:
                 trace.append(RuleTrace(rule.id, rule.then, "none", "-", "no authority"))
                 continue
-            auth = self._eval(state, scope, f"the authority scope of rule {rule.id!r}")
+            auth = self.truth(state, scope, f"the authority scope of rule {rule.id!r}")
             if auth == "false":
                 trace.append(RuleTrace(rule.id, rule.then, "no", "-", "no authority"))
                 continue
@@ -183,7 +187,7 @@ class Judge:
                 trace.append(RuleTrace(rule.id, rule.then, "unknown", "-", "skipped (unknown)"))
                 continue
             any_authority = True
-            cond = self._eval(state, rule.when, f"the condition of rule {rule.id!r}")
+            cond = self.truth(state, rule.when, f"the condition of rule {rule.id!r}")
             if cond == "true":
                 trace.append(RuleTrace(rule.id, rule.then, "yes", "true", "governs"))
                 result = (rule.then, rule.id,
@@ -245,11 +249,11 @@ def rule_outcomes(state: EvaluatorState, *, missing: Literal["error", "unknown"]
     out = []
     for rule in state.norms.rules:
         scope = scopes.get(rule.id)
-        auth = "none" if scope is None else judge._eval(state, scope, f"the authority scope of rule {rule.id!r}")
+        auth = "none" if scope is None else judge.truth(state, scope, f"the authority scope of rule {rule.id!r}")
         if auth in ("none", "false"):
             out.append(RuleTrace(rule.id, rule.then, auth, "-", "no authority"))
             continue
-        cond = judge._eval(state, rule.when, f"the condition of rule {rule.id!r}")
+        cond = judge.truth(state, rule.when, f"the condition of rule {rule.id!r}")
         outcome = "unknown" if "unknown" in (auth, cond) else {"true": "holds", "false": "does not hold"}[cond]
         out.append(RuleTrace(rule.id, rule.then, auth, cond, outcome))
     return tuple(out)

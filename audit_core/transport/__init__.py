@@ -4,7 +4,8 @@ Public surface::
 
     from audit_core.transport import TransportConfig, TransportAudit, run_transport
 
-See :mod:`audit_core.transport.protocol` for the staged binary runner and
+See :mod:`audit_core.transport.runner` for the staged binary runner (its stages are functions of
+:class:`~audit_core.transport.state.TransportState`, :mod:`audit_core.transport.state`) and
 :mod:`audit_core.transport.multiclass` for the multi-class one. A table of
 predictions instead of a model: ``TransportConfig(score_columns=...)`` and
 :func:`run_transport_on_scores` (:mod:`audit_core.transport.scores`).
@@ -14,7 +15,7 @@ from .columns import RESULT_COLUMNS
 from .config import TransportConfig, model_options
 from .conformal import calibrate, conformal_quantile, prediction_sets, set_report
 from .mappings import MAPPINGS, ProbabilityMapping, fit_mapping
-from .protocol import STAGES, TransportAudit, run_transport
+from .runner import STAGES, TransportAudit, run_transport
 from .results import TransportResult
 from .scores import NEEDS_A_MODEL
 from .scores_run import run_transport_on_scores

@@ -37,6 +37,7 @@ import numpy as np
 
 from ..calibration_error import equal_mass_bins, spiegelhalter_terms
 from ..logistic import EPS_LOGIT, fit_logistic_1d, logit
+from .state import Tick, TransportState, no_tick
 
 __all__ = ["class_positions", "stratified_draws", "stratified_counts", "BatchedMetrics", "percentile_interval",
            "replicate_changes", "replicate_draws"]
@@ -355,7 +356,7 @@ class BatchedMetrics:
         return np.abs(res).sum(axis=1) / tot
 
 
-def replicate_draws(audit):
+def replicate_draws(state: TransportState, *, tick: Tick = no_tick):
     """The record-bootstrap draws of a Transport run, chunk by chunk (the exact and the multi-class bootstraps).
 
     Yields ``(start, b, r, idt, counts_id, counts_ood)``: replicates ``start … start + b`` of refit ``r``,
@@ -364,26 +365,27 @@ def replicate_draws(audit):
     seeded generator (``[seed + 7919, chunk, r]``; the target's ``[…, chunk, 10**6]``), so the draws do not
     depend on the order they are used in. Progress is reported once per chunk.
     """
-    c = audit.config
+    c = state.config
     B, R = c.n_bootstrap, c.n_refits
-    y_ood, y_src = audit._ytgt[c.primary_target], audit._ysrc[c.primary_target]
+    y_ood, y_src = state.y_target[c.primary_target], state.y_source[c.primary_target]
     seed = int(c.seed) + 7919
     chunks = list(range(0, B, c.bootstrap_chunk))
     for ci, start in enumerate(chunks):
         b = min(c.bootstrap_chunk, B - start)
-        audit._tick(ci / len(chunks), f"Bootstrap {start + b} of {B}")
+        tick(ci / len(chunks), f"Bootstrap {start + b} of {B}")
         counts_ood = stratified_counts(y_ood, b, np.random.default_rng([seed, ci, 10**6]))
         for r in range(R):
-            idt = audit._source_rows(r, "id_test")
+            idt = state.source_rows(r, "id_test")
             yield start, b, r, idt, stratified_counts(y_src[idt], b, np.random.default_rng([seed, ci, r])), counts_ood
 
 
-def replicate_changes(audit, mappings, changes) -> dict:
+def replicate_changes(state: TransportState, mappings, changes, *, tick: Tick = no_tick) -> dict:
     """The replicate loop of the exact and the multi-class bootstraps: OOD − ID per statistic, shape (R, B).
 
     Parameters
     ----------
-    audit : the Transport run (binary or multi-class), past its ``transport`` stage
+    state : TransportState
+        A Transport run (binary or multi-class) past its ``transport`` stage.
     mappings : sequence of str
         The mappings to bootstrap.
     changes : callable
@@ -391,6 +393,8 @@ def replicate_changes(audit, mappings, changes) -> dict:
         ``{(analysis, metric, alpha, s): OOD − ID of shape (b,)}`` for the
         replicate record weights ``W`` of shape (b, n) and their squares
         ``Q`` (Spiegelhalter's variance) of refit ``r``, model ``m`` and mapping ``mp``.
+    tick : callable, optional
+        Progress, once per chunk.
 
     Returns
     -------
@@ -398,15 +402,16 @@ def replicate_changes(audit, mappings, changes) -> dict:
         ``(model, mapping, weighting, analysis, metric, alpha, rate) -> ndarray (R, B)``;
         ``alpha`` and ``rate`` are ``nan`` where they do not apply.
     """
-    c = audit.config
+    c = state.config
     B, R = c.n_bootstrap, c.n_refits
-    schemes = [("unweighted", False)] + ([("weighted", True)] if audit._wsrc is not None else [])
+    wsrc, wtgt = state.w_source, state.w_target
+    schemes = [("unweighted", False)] + ([("weighted", True)] if wsrc is not None else [])
     out: dict = {}
-    for start, b, r, idt, counts_id, counts_ood in replicate_draws(audit):
+    for start, b, r, idt, counts_id, counts_ood in replicate_draws(state, tick=tick):
         for m in c.models:
             for weighting, usew in schemes:
-                ids = (counts_id * audit._wsrc[idt], counts_id * audit._wsrc[idt] ** 2) if usew else (counts_id,) * 2
-                oods = (counts_ood * audit._wtgt, counts_ood * audit._wtgt ** 2) if usew else (counts_ood,) * 2
+                ids = (counts_id * wsrc[idt], counts_id * wsrc[idt] ** 2) if usew else (counts_id,) * 2  # type: ignore[index]
+                oods = (counts_ood * wtgt, counts_ood * wtgt ** 2) if usew else (counts_ood,) * 2  # type: ignore[operator]
                 for mp in mappings:
                     for (analysis, metric, alpha, s), diff in changes(r, m, mp, ids, oods).items():
                         key = (m, mp, weighting, analysis, metric, np.nan if alpha is None else alpha,

@@ -11,22 +11,53 @@ estimate.
 """
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pandas as pd
 
+from .blas import serial_blas
 from .bootstrap import replicate_changes
 from .columns import RESULT_COLUMNS
 from .evaluation import bootstrap_spec
 from .intervals import change_interval
 from .results import paired_changes
+from .state import Tick, TransportState, no_tick, result_rows
 from .verdicts import change_direction, classify_change, good_direction
 
-__all__ = ["classify_changes", "exact_bootstrap"]
+__all__ = ["classify", "classify_changes", "exact_bootstrap", "replicates"]
 
 _KEY = ["model", "mapping", "analysis", "metric", "weighting", "alpha", "selection_rate"]
 
 
-def classify_changes(audit, *, tolerances=None) -> tuple[list[dict], pd.DataFrame]:
+def classify(state: TransportState, *, tick: Tick = no_tick) -> TransportState:
+    """Stage 5b: paired OOD − ID changes, bootstrap intervals and verdicts (the ``verdicts`` table).
+
+    The multi-class run judges its changes against its own tolerances (``state.kind.tolerances``).
+    """
+    with serial_blas():
+        rows, verdicts = classify_changes(state, tolerances=state.kind.tolerances, tick=tick)
+    return replace(state.with_rows(result_rows(state.config, rows)), tables={**state.tables, "verdicts": verdicts})
+
+
+def replicates(state: TransportState, *, tick: Tick = no_tick) -> dict:
+    """Replicate changes OOD − ID, shape (R, B) per statistic (record resamples, fixed pipelines).
+
+    The default binned-cell bootstrap (:mod:`.replicates`), the exact one (``exact_bootstrap=True``), or the
+    multi-class one (:mod:`.multiclass.bootstrap`); all three draw the same replicates.
+    """
+    if state.kind.multiclass:
+        from .multiclass.bootstrap import multiclass_bootstrap
+
+        return multiclass_bootstrap(state, tick=tick)
+    if not state.config.exact_bootstrap:  # the default: the same replicates, binned-cell arithmetic
+        from .replicates import binned_bootstrap
+
+        return binned_bootstrap(state, tick=tick)
+    return exact_bootstrap(state, tick=tick)
+
+
+def classify_changes(state: TransportState, *, tolerances=None, tick: Tick = no_tick) -> tuple[list[dict], pd.DataFrame]:
     """Rows of paired changes and per-refit intervals, and the verdict table.
 
     ``tolerances`` (metric → δ) replaces the config's, for the multi-class
@@ -43,13 +74,13 @@ def classify_changes(audit, *, tolerances=None) -> tuple[list[dict], pd.DataFram
         selection rate): ID and OOD levels (refit means), the mean change,
         its interval, tolerance, verdict and direction.
     """
-    c = audit.config
-    table = pd.DataFrame(audit._rows, columns=list(RESULT_COLUMNS))
+    c = state.config
+    table = pd.DataFrame(list(state.rows), columns=list(RESULT_COLUMNS))
     changes = paired_changes(table)
     out = changes.to_dict("records")
-    if audit._tgt is None:
+    if state.target is None:
         return out, pd.DataFrame()
-    deltas = audit._bootstrap()
+    deltas = replicates(state, tick=tick)
     ck = changes.fillna({"alpha": -1.0, "selection_rate": -1.0})
     point = ck.groupby(_KEY)["value"].mean()
     per_refit = ck.set_index(_KEY + ["refit"])["value"]
@@ -83,19 +114,19 @@ def classify_changes(audit, *, tolerances=None) -> tuple[list[dict], pd.DataFram
     return out, pd.DataFrame(vrows).fillna({"alpha": np.nan}).reset_index(drop=True)
 
 
-def exact_bootstrap(audit) -> dict:
+def exact_bootstrap(state: TransportState, *, tick: Tick = no_tick) -> dict:
     """Replicate changes OOD − ID, shape (R, B) per statistic, record by record (``exact_bootstrap=True``)."""
-    c = audit.config
+    c = state.config
     specs, orders = {}, {}
-    for (r, m) in audit._pipes:
-        for dom, y, _w, _ in audit._test_sets(r):
-            raw = audit._pipes[(r, m)]["raw"]["id_test" if dom == "id" else "ood"]
+    for (r, m) in state.pipes:
+        for dom, y, _w, _ in state.test_sets(r):
+            raw = state.pipes[(r, m)]["raw"]["id_test" if dom == "id" else "ood"]
             o = np.argsort(raw, kind="stable")  # score order: monotone mappings keep it
             orders[(r, m, dom)] = o
             for mp in c.mappings:
-                extra = {k: v[o] for k, v in audit._extra(r, m, mp, dom).items()}
-                specs[(r, m, mp, dom)] = bootstrap_spec(y[o], audit._mapped(r, m, mp, dom)[o],
-                                                        audit._rules[(r, m, mp)], n_bins=c.n_bins, extra=extra)
+                extra = {k: v[o] for k, v in state.extra(r, m, mp, dom).items()}
+                specs[(r, m, mp, dom)] = bootstrap_spec(y[o], state.mapped(r, m, mp, dom)[o],
+                                                        state.rules[(r, m, mp)], n_bins=c.n_bins, extra=extra)
 
     def changes(r, m, mp, ids, oods):
         (W_id, Q_id), (W_ood, Q_ood) = ids, oods
@@ -105,4 +136,4 @@ def exact_bootstrap(audit) -> dict:
         s_id, s_ood = bm_id.compute(W_id[:, o_id], Q_id[:, o_id]), bm_ood.compute(W_ood[:, o_ood], Q_ood[:, o_ood])
         return {key: s_ood[name] - s_id[name] for name, key in keys.items()}
 
-    return replicate_changes(audit, c.mappings, changes)
+    return replicate_changes(state, c.mappings, changes, tick=tick)

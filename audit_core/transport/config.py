@@ -78,7 +78,7 @@ def _real(v: Any) -> float | None:
 class TransportConfig:
     """The frozen transport declaration (stage 1), for a binary or a multi-class target.
 
-    The binary runner (:class:`~audit_core.transport.protocol.TransportAudit`)
+    The binary runner (:class:`~audit_core.transport.runner.TransportAudit`)
     needs a binary primary target and refuses a class target without a
     positive class (``TRANSPORT_NOT_BINARY``); the multi-class runner
     (:func:`~audit_core.transport.multiclass.run.run_multiclass_transport`)
@@ -114,7 +114,7 @@ class TransportConfig:
         ``params``), e.g. the settings trained on Data & groups.
     fixed_model : str, optional
         Audit one given model *as it is*: the label of the fitted model passed
-        to :class:`~audit_core.transport.protocol.TransportAudit` (``model=``).
+        to :class:`~audit_core.transport.runner.TransportAudit` (``model=``).
         It is never refitted and its own preprocessing is used; the source
         partitions fit only the probability mappings (calibration), the
         thresholds and conformal quantiles (selection) and the stress

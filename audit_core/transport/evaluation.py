@@ -1,9 +1,11 @@
-"""Point evaluation of one fixed pipeline on one test set (stages 4, 5, 7).
+"""Point evaluation of one fixed pipeline on one test set (stages 4, 5, 7), and stage 4 itself.
 
 :func:`evaluate_pipeline` returns long-form rows (dicts) for the metric
 registry, the transported selective rules and both conformal methods; the
-protocol adds the identifying columns. :func:`bootstrap_spec` builds the
-batched statistics used by the bootstrap for the same quantities.
+stages add the identifying columns (:func:`~.state.result_rows`).
+:func:`evaluate` is stage 4: the metric registry on the ID test and the OOD
+test. :func:`bootstrap_spec` builds the batched statistics used by the
+bootstrap for the same quantities.
 """
 from __future__ import annotations
 
@@ -14,9 +16,11 @@ import numpy as np
 from ..metrics import METRICS, metric_values
 from . import conformal as cf
 from . import selective as sl
+from .blas import serial_blas
 from .bootstrap import BatchedMetrics
+from .state import Tick, TransportState, no_tick, result_rows
 
-__all__ = ["Rules", "fit_rules", "evaluate_pipeline", "bootstrap_columns", "bootstrap_spec", "CORE_METRICS"]
+__all__ = ["Rules", "fit_rules", "evaluate", "evaluate_pipeline", "bootstrap_columns", "bootstrap_spec", "CORE_METRICS"]
 
 CORE_METRICS = tuple(METRICS)
 
@@ -192,3 +196,18 @@ def bootstrap_spec(y, p, rules: Rules, *, n_bins: int = 15, extra=None):
     lin, ratios, keys = bootstrap_columns(y, p, rules, extra)
     return BatchedMetrics(np.asarray(y).astype(int), np.asarray(p, dtype=float), n_bins=n_bins, linear=lin,
                           ratios=ratios), keys
+
+
+def evaluate(state: TransportState, *, tick: Tick = no_tick) -> TransportState:
+    """Stage 4: the metric registry on the ID test and the OOD test (weighted when weights exist)."""
+    c = state.config
+    out = []
+    with serial_blas():
+        for i, (r, m) in enumerate(state.pipes):
+            tick(i / len(state.pipes), f"Evaluating refit {r + 1}")
+            for mp in c.mappings:
+                for dom, y, w, _ in state.test_sets(r):
+                    rows = evaluate_pipeline(y, state.mapped(r, m, mp, dom), None, weights=w, n_bins=c.n_bins,
+                                             extra=state.extra(r, m, mp, dom))
+                    out += result_rows(c, rows, domain=dom, model=m, mapping=mp, refit=r)
+    return state.with_rows(out)

@@ -1,7 +1,7 @@
 """The protocol's default bootstrap: the record bootstrap's replicates, reduced to cells.
 
 :func:`binned_bootstrap` returns the same replicate changes as the exact path
-of :meth:`~audit_core.transport.protocol.TransportAudit.classify`
+of :func:`~audit_core.transport.changes.classify`
 (``exact_bootstrap=True``): a dict keyed ``(model, mapping, weighting,
 analysis, metric, alpha, selection_rate)`` of arrays of shape (R, B).
 
@@ -23,6 +23,7 @@ import numpy as np
 from .binned import BinnedMetrics, CellLayout
 from .bootstrap import class_positions, stratified_draws
 from .evaluation import bootstrap_columns
+from .state import Tick, TransportState, no_tick
 
 __all__ = ["binned_bootstrap", "DrawGroup"]
 
@@ -107,20 +108,21 @@ class DrawGroup:
                 out[j][start:start + b] = (m @ A).T
 
 
-def binned_bootstrap(audit) -> dict:
+def binned_bootstrap(state: TransportState, *, tick: Tick = no_tick) -> dict:
     """Replicate changes OOD − ID, shape (R, B) per statistic, from cell totals (see module docstring)."""
-    c = audit.config
+    c = state.config
     B, R = c.n_bootstrap, c.n_refits
     U = c.primary_target
-    weighted = audit._wsrc is not None
+    wsrc, wtgt = state.w_source, state.w_target
+    weighted = wsrc is not None
     seed = int(c.seed) + 7919
     chunks = list(range(0, B, c.bootstrap_chunk))
     specs = {}
-    for (r, m) in audit._pipes:
-        for dom, y, w, _ in audit._test_sets(r):
+    for (r, m) in state.pipes:
+        for dom, y, w, _ in state.test_sets(r):
             for mp in c.mappings:
-                p = audit._mapped(r, m, mp, dom)
-                lin, ratios, keys = bootstrap_columns(y, p, audit._rules[(r, m, mp)], audit._extra(r, m, mp, dom))
+                p = state.mapped(r, m, mp, dom)
+                lin, ratios, keys = bootstrap_columns(y, p, state.rules[(r, m, mp)], state.extra(r, m, mp, dom))
                 steps = dict(lin)
                 for k, (num, den) in ratios.items():
                     steps[k + ":num"], steps[k + ":den"] = num, den
@@ -134,19 +136,19 @@ def binned_bootstrap(audit) -> dict:
         return DrawGroup(y, w, [specs[k][0].cell for k in members], [specs[k][0].n_cells for k in members], B)
 
     ood_members = [k for k in specs if k[3] == "ood"]
-    ood = group(audit._ytgt[U], audit._wtgt if weighted else None, ood_members)
+    ood = group(state.y_target[U], wtgt if weighted else None, ood_members)
     for ci, start in enumerate(chunks):
         b = min(c.bootstrap_chunk, B - start)
-        audit._tick(0.5 * ci / len(chunks), f"Bootstrap (target) {start + b} of {B}")
+        tick(0.5 * ci / len(chunks), f"Bootstrap (target) {start + b} of {B}")
         ood.add(np.random.default_rng([seed, ci, 10**6]), start, b)
     ood_V = {k: (ood.V[j], None if ood.Vw is None else ood.Vw[j]) for j, k in enumerate(ood_members)}
     del ood
     out: dict = {}
     for r in range(R):
-        audit._tick(0.5 + 0.5 * r / R, f"Bootstrap (ID test), refit {r + 1} of {R}")
-        idt = audit._source_rows(r, "id_test")
+        tick(0.5 + 0.5 * r / R, f"Bootstrap (ID test), refit {r + 1} of {R}")
+        idt = state.source_rows(r, "id_test")
         members = [k for k in specs if k[0] == r and k[3] == "id"]
-        g = group(audit._ysrc[U][idt], audit._wsrc[idt] if weighted else None, members)
+        g = group(state.y_source[U][idt], wsrc[idt] if wsrc is not None else None, members)
         for ci, start in enumerate(chunks):
             g.add(np.random.default_rng([seed, ci, r]), start, min(c.bootstrap_chunk, B - start))
         cells = {}

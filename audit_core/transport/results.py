@@ -27,6 +27,7 @@ from audit_core.metrics import bin_ids, calibration_bins, smooth_ece
 from .columns import RESULT_COLUMNS
 from .headline import headline_slice
 from .selective import risk_selection_curve
+from .state import TransportState
 
 __all__ = ["TransportResult", "model_spec", "paired_changes", "refit_summary", "conformal_tally",
            "model_family_sensitivity", "mean_curve", "CURVE_GRID"]
@@ -214,21 +215,22 @@ def _finalise(table: pd.DataFrame) -> pd.DataFrame:
     return t.reset_index(drop=True)
 
 
-def build_result(audit) -> TransportResult:
-    c = audit.config
-    table = _finalise(pd.DataFrame(audit._rows))
-    extras = dict(audit.tables)
+def build_result(state: TransportState) -> TransportResult:
+    """The :class:`TransportResult` of a binary run after every stage (:class:`~.state.TransportState`)."""
+    c = state.config
+    table = _finalise(pd.DataFrame(list(state.rows)))
+    extras = dict(state.tables)
     extras["conformal_tally"] = conformal_tally(table)
     extras["model_family"] = model_family_sensitivity(table, reference=c.models[0])
-    extras.update(_figure_tables(audit))
+    extras.update(_figure_tables(state))
     verdicts = extras.pop("verdicts")
     return TransportResult(table=table, verdicts=verdicts, refit_summary=refit_summary(table), extras=extras,
-                           manifest=audit.manifest)
+                           manifest=dict(state.manifest))
 
 
-def _figure_weights(audit) -> bool:
+def _figure_weights(state: TransportState) -> bool:
     """Whether the figures weight records: the headline slice's weighting (weighted when weights are declared)."""
-    h = headline_slice(audit.config.to_dict())
+    h = headline_slice(state.config.to_dict())
     return not isinstance(h, str) and h.weighting == "weighted"
 
 
@@ -255,7 +257,7 @@ def mean_curve(parts: list[tuple[np.ndarray, np.ndarray]], grid: np.ndarray = CU
     return pd.DataFrame({"coverage": np.mean(cov, axis=0), "risk": np.mean(risk, axis=0)})
 
 
-def _figure_tables(audit) -> dict[str, pd.DataFrame]:
+def _figure_tables(state: TransportState) -> dict[str, pd.DataFrame]:
     """The figures' tables, over **every refit** (the headline aggregation, ``refits`` = R):
 
     * ``reliability`` — equal-width bins of the records of all R refits pooled (with the bootstrap band of each
@@ -264,21 +266,21 @@ def _figure_tables(audit) -> dict[str, pd.DataFrame]:
     * ``curves`` — the risk–selection curve of each refit read at 100 coverages, averaged over refits.
 
     Records are weighted when the headline slice is (a declared weight column)."""
-    c = audit.config
-    weighted = _figure_weights(audit)
+    c = state.config
+    weighted = _figure_weights(state)
     rel, curves = [], []
     for m in c.models:
         for mp in c.mappings:
-            for dom in audit._domains():
+            for dom in state.domains():
                 ys, ps, ws, vas, parts = [], [], [], [], []
                 for r in range(c.n_refits):
-                    (_, y, w, _), = [t for t in audit._test_sets(r) if t[0] == dom]
+                    (_, y, w, _), = [t for t in state.test_sets(r) if t[0] == dom]
                     w = w if weighted and w is not None else np.ones(len(y))
-                    p = audit._mapped(r, m, mp, dom)
+                    p = state.mapped(r, m, mp, dom)
                     ys.append(y)
                     ps.append(p)
                     ws.append(w)
-                    pipe = audit._pipes[(r, m)]
+                    pipe = state.pipes[(r, m)]
                     vas.append(pipe["maps"][mp].interval(pipe["raw"]["id_test" if dom == "id" else "ood"]))
                     parts.append(risk_selection_curve(y, p, sample_weight=w))
                 y, p, w = np.concatenate(ys), np.concatenate(ps), np.concatenate(ws)

@@ -4,8 +4,9 @@ from __future__ import annotations
 import pandas as pd
 
 from .config import TransportConfig, _bad
-from .multiclass.run import MulticlassTransportAudit, is_multiclass_target
-from .protocol import TransportAudit
+from .multiclass.classes import is_multiclass_target
+from .multiclass.run import MulticlassTransportAudit
+from .runner import TransportAudit
 
 __all__ = ["run_transport_on_scores"]
 
@@ -24,7 +25,7 @@ def run_transport_on_scores(source: pd.DataFrame, target: pd.DataFrame | None = 
         order (binary: class 0 then the positive class; multi-class: the sorted
         class values), or one column for the positive class of a binary target.
     progress, should_stop : optional
-        As for :class:`~audit_core.transport.protocol.TransportAudit`.
+        As for :class:`~audit_core.transport.runner.TransportAudit`.
 
     Returns
     -------

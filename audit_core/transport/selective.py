@@ -23,6 +23,7 @@ import numpy as np
 __all__ = [
     "confidence",
     "errors",
+    "ordered_curve",
     "selection_threshold",
     "selective_stats",
     "selective_stats_many",
@@ -109,7 +110,8 @@ def stats_from(c: np.ndarray, e: np.ndarray, w: np.ndarray, taus) -> list[dict[s
     return out
 
 
-def _curve(e: np.ndarray, w: np.ndarray, order: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def ordered_curve(e: np.ndarray, w: np.ndarray, order: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Coverage and selective risk after each record taken in ``order`` (errors ``e``, weights ``w``; shape (n,))."""
     cw = np.cumsum(w[order])
     ce = np.cumsum((w * e)[order])
     return cw / cw[-1], ce / cw
@@ -126,7 +128,7 @@ def risk_selection_curve(y, p, *, sample_weight=None) -> tuple[np.ndarray, np.nd
     p = np.asarray(p, dtype=float)
     w = np.ones(len(y)) if sample_weight is None else np.asarray(sample_weight, dtype=float)
     order = np.argsort(-confidence(p), kind="stable")
-    return _curve(errors(y, p), w, order)
+    return ordered_curve(errors(y, p), w, order)
 
 
 def aurc(y, p, *, sample_weight=None) -> float:
@@ -161,10 +163,10 @@ def aurc_pair(c: np.ndarray, e: np.ndarray, w: np.ndarray) -> tuple[float, float
     decision; the multi-class rules pass ``max_c P_c`` and the arg-max errors.
     """
     order = np.argsort(-c, kind="stable")
-    _, risk = _curve(e, w, order)
+    _, risk = ordered_curve(e, w, order)
     a = float(np.dot(w[order], risk) / w.sum())
     best = np.r_[np.flatnonzero(e == 0), np.flatnonzero(e != 0)]  # = argsort(e, kind="stable")
-    _, r = _curve(e, w, best)
+    _, r = ordered_curve(e, w, best)
     return a, a - float(np.dot(w[best], r) / w.sum())
 
 
@@ -184,5 +186,5 @@ def excess_aurc(y, p, *, sample_weight=None) -> float:
     w = np.ones(len(y)) if sample_weight is None else np.asarray(sample_weight, dtype=float)
     e = errors(y, p)
     best = np.argsort(e, kind="stable")
-    _, r = _curve(e, w, best)
+    _, r = ordered_curve(e, w, best)
     return aurc(y, p, sample_weight=w) - float(np.dot(w[best], r) / w.sum())

@@ -23,7 +23,7 @@ For one feature and the two domains' values (and optional record weights):
   the weighted CDFs of the non-missing values, in the column's units, and
   divided by the weighted source SD (``wasserstein_sd``) so features compare.
 
-:func:`~audit_core.transport.shift_audit.feature_shift` runs all of them over the
+:func:`~audit_core.transport.shift_link.feature_shift` runs all of them over the
 declared features, adds the domain-classifier AUROCs (:mod:`.domain`) and ranks
 the features by PSI.
 """

@@ -46,6 +46,7 @@ farther from ``1 − α``; :func:`harm_percentile`).
 """
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import TypeVar
 
 import numpy as np
@@ -55,15 +56,16 @@ from scipy.optimize import brentq
 from audit_core.data.preprocess import category_text
 from audit_core.errors import AuditInputError, fail
 from audit_core.logistic import logit
-from audit_core.metrics import METRICS, metric_values
+from audit_core.metrics import metric_values
 
-from . import conformal as cf
-from . import selective as sl
 
 from .bootstrap import BatchedMetrics, stratified_counts
-from .cautions import no_imputer_warning
+from .blas import serial_blas
+from .cautions import no_imputer_warning, stress_warnings
 from .evaluation import evaluate_pipeline
+from .fitting import fit_pipeline, predict, stress_features
 from .intervals import change_interval
+from .state import Tick, TransportState, no_tick, result_rows
 from .verdicts import good_direction
 
 __all__ = [
@@ -78,7 +80,7 @@ __all__ = [
     "harm_percentile",
     "target_definition_stress",
     "degradation_stress",
-    "heterogeneity_rows",
+    "stress",
 ]
 
 #: a metric value, or an array of them (bootstrap replicates)
@@ -321,23 +323,44 @@ def _decomposition_replicates(c, r: int, dom: str, labels: dict, cells: dict, w,
     return out
 
 
-def target_definition_stress(audit) -> None:
-    """2×2 grid, decomposition and aligned residuals for each alternative definition."""
-    c = audit.config
+def stress(state: TransportState, *, tick: Tick = no_tick) -> TransportState:
+    """Stage 6: target-definition sensitivity and evidence degradation (as declared).
+
+    A run on scores runs neither (they score changed records: they need a model; the manifest's ``not_run``).
+    """
+    c = state.config
+    if c.on_scores:
+        return state
+    with serial_blas():
+        if "target_definition" in c.stresses and len(c.targets) > 1:
+            state = state.with_rows(target_definition_stress(state, tick=tick))
+        warnings = [*state.manifest.get("warnings", []),
+                    *stress_warnings(stresses=c.stresses, targets=c.targets, primary=c.primary_target)]
+        state = replace(state, manifest={**state.manifest, "warnings": warnings})
+        if "degradation" in c.stresses:
+            state = degradation_stress(state, tick=tick)
+    return state
+
+
+def target_definition_stress(state: TransportState, *, tick: Tick = no_tick) -> list[dict]:
+    """Result rows of the 2×2 grid, the decomposition and the aligned residuals for each alternative definition."""
+    c = state.config
+    out: list[dict] = []
     U = c.primary_target
     m0, mp = c.models[0], _primary_mapping(c)
     for C in [str(t["name"]) for t in c.targets[1:]]:
         reps: dict = {}
         points: dict = {}  # (dom, aligned, metric, D_Y | D_P) -> the per-refit full-sample values
         for r in range(c.n_refits):
-            audit._tick(0.5 * r / c.n_refits, f"Target definition {C}, refit {r + 1}")
-            pipe_c = audit._fit_pipeline(r, m0, C)
-            pipe_u = audit._pipes[(r, m0)]
-            for dom in audit._domains():
+            tick(0.5 * r / c.n_refits, f"Target definition {C}, refit {r + 1}")
+            pipe_c = fit_pipeline(state, r, m0, C)
+            pipe_u = state.pipes[(r, m0)]
+            for dom in state.domains():
                 part = "id_test" if dom == "id" else "ood"
-                rows_ = audit._source_rows(r, "id_test") if dom == "id" else slice(None)
-                ys = audit._ysrc if dom == "id" else audit._ytgt
-                w = (audit._wsrc[rows_] if audit._wsrc is not None else None) if dom == "id" else audit._wtgt
+                rows_ = state.source_rows(r, "id_test") if dom == "id" else slice(None)
+                ys = state.y_source if dom == "id" else state.y_target
+                wsrc = state.w_source
+                w = (wsrc[rows_] if wsrc is not None else None) if dom == "id" else state.w_target
                 labels = {U: ys[U][rows_], C: ys[C][rows_]}
                 preds = {U: pipe_u["maps"][mp](pipe_u["raw"][part]), C: pipe_c["maps"][mp](pipe_c["raw"][part])}
                 cells = {}
@@ -351,9 +374,10 @@ def target_definition_stress(audit) -> None:
                             cells[(aligned, L, P)] = p
                             if not aligned:
                                 vals = metric_values(labels[L], p, _DECOMP_METRICS, sample_weight=w)
-                                audit._emit([dict(analysis="target_grid", metric=k, value=v) for k, v in vals.items()],
-                                            target_definition=L, condition=f"pipeline={P}", domain=dom, model=m0,
-                                            mapping=mp, refit=r)
+                                out += result_rows(c, [dict(analysis="target_grid", metric=k, value=v)
+                                                       for k, v in vals.items()],
+                                                   target_definition=L, condition=f"pipeline={P}", domain=dom,
+                                                   model=m0, mapping=mp, refit=r)
                     grid = [metric_values(labels[L], cells[(aligned, L, P)], _DECOMP_METRICS, sample_weight=w)
                             for L, P in ((U, U), (U, C), (C, U), (C, C))]
                     pt = {k: decomposition(*[g[k] for g in grid]) for k in _DECOMP_METRICS}
@@ -361,9 +385,10 @@ def target_definition_stress(audit) -> None:
                         for i, nm in enumerate(("D_Y", "D_P")):
                             points.setdefault((dom, aligned, k, nm), []).append(v[i])
                     cond = f"{U} vs {C}" + (" (aligned)" if aligned else "")
-                    audit._emit([dict(analysis="target_decomposition", metric=f"{k}:{nm}", value=v[i])
-                                 for k, v in pt.items() for i, nm in enumerate(("D_Y", "D_P"))],
-                                condition=cond, domain=dom, model=m0, mapping=mp, refit=r, target_definition=f"{U}|{C}")
+                    out += result_rows(c, [dict(analysis="target_decomposition", metric=f"{k}:{nm}", value=v[i])
+                                           for k, v in pt.items() for i, nm in enumerate(("D_Y", "D_P"))],
+                                       condition=cond, domain=dom, model=m0, mapping=mp, refit=r,
+                                       target_definition=f"{U}|{C}")
                 for key, arr in _decomposition_replicates(c, r, dom, labels, cells, w, U, C).items():
                     reps.setdefault(key, []).append(arr)
         for (dom, aligned, k, nm), arrs in reps.items():
@@ -371,45 +396,56 @@ def target_definition_stress(audit) -> None:
             estimate = float(np.nanmean(pts)) if np.isfinite(pts).any() else np.nan
             lo, hi = change_interval(np.nanmean(np.stack(arrs), axis=0), estimate, c.level)
             cond = f"{U} vs {C}" + (" (aligned)" if aligned else "")
-            audit._emit([dict(metric=f"{k}:{nm}:ci_low", value=lo), dict(metric=f"{k}:{nm}:ci_high", value=hi)],
-                        analysis="target_decomposition", condition=cond, domain=dom, model=m0, mapping=mp,
-                        refit=-1, target_definition=f"{U}|{C}")
+            out += result_rows(c, [dict(metric=f"{k}:{nm}:ci_low", value=lo),
+                                   dict(metric=f"{k}:{nm}:ci_high", value=hi)],
+                               analysis="target_decomposition", condition=cond, domain=dom, model=m0, mapping=mp,
+                               refit=-1, target_definition=f"{U}|{C}")
+    return out
 
 
-def degradation_stress(audit) -> None:
-    """Equal-budget evidence degradation on ID test and OOD (capped rows)."""
-    c = audit.config
-    numeric, categorical = audit.stress_features()
+def degradation_stress(state: TransportState, *, tick: Tick = no_tick) -> TransportState:
+    """Equal-budget evidence degradation on ID test and OOD (capped rows).
+
+    Returns
+    -------
+    TransportState
+        With the degradation rows and the ``degradation_percentiles`` table; or, for a given model that
+        cannot score missing values, only a warning in the manifest.
+    """
+    c = state.config
+    numeric, categorical = stress_features(state)
     feats = list(numeric + categorical)
     if not feats:
         raise fail("TRANSPORT_BAD_OPTION", name="stresses",
                    problem="the evidence-degradation stress needs a declared feature that the model reads")
     if c.fixed_model is not None:  # a model used as given may have no imputer: find out before any row is emitted
-        missing = _cannot_score_missing(audit, feats)
+        missing = _cannot_score_missing(state, feats)
         if missing is not None:
-            audit.manifest.setdefault("warnings", []).append(no_imputer_warning(label=c.fixed_model, detail=missing))
-            return
+            warnings = [*state.manifest.get("warnings", []), no_imputer_warning(label=c.fixed_model, detail=missing)]
+            return replace(state, manifest={**state.manifest, "warnings": warnings})
     m = min(c.degradation_m, len(feats))
     U = c.primary_target
-    pct_rows = []
+    pct_rows, out = [], []
+    src, wsrc = state.source, state.w_source
     for r in range(c.n_refits):
-        audit._tick(0.5 + 0.5 * r / c.n_refits, f"Evidence degradation, refit {r + 1}")
+        tick(0.5 + 0.5 * r / c.n_refits, f"Evidence degradation, refit {r + 1}")
         rng = np.random.default_rng([c.seed, r, 17])
-        tr = audit._source_rows(r, "train")
-        train, ytr = audit._src.iloc[tr], audit._ysrc[U][tr]
+        tr = state.source_rows(r, "train")
+        train, ytr = src.iloc[tr], state.y_source[U][tr]
         ranking = mutual_information_ranking(train, ytr, numeric, categorical, max_rows=c.mi_max_rows,
-                                             seed=audit._split_seeds[r])
+                                             seed=state.split.seeds[r])
         targeted = ranking[:m]
         sets = [list(rng.choice(feats, m, replace=False)) for _ in range(c.n_random_sets)]
-        audit._emit([dict(analysis="fitted", metric="targeted_features", value=np.nan,
-                          condition="targeted:" + ",".join(targeted))], domain="source", refit=r)
-        for dom in audit._domains():
+        out += result_rows(c, [dict(analysis="fitted", metric="targeted_features", value=np.nan,
+                                    condition="targeted:" + ",".join(targeted))], domain="source", refit=r)
+        for dom in state.domains():
             if dom == "id":
-                idx = audit._source_rows(r, "id_test")
-                X, y = audit._src.iloc[idx], audit._ysrc[U][idx]
-                w = audit._wsrc[idx] if audit._wsrc is not None else None
+                idx = state.source_rows(r, "id_test")
+                X, y = src.iloc[idx], state.y_source[U][idx]
+                w = wsrc[idx] if wsrc is not None else None
             else:
-                X, y, w = audit._tgt, audit._ytgt[U], audit._wtgt
+                assert state.target is not None  # domains() holds "ood" only with a target
+                X, y, w = state.target, state.y_target[U], state.w_target
             capped = len(X) > c.stress_max_rows
             if capped:
                 keep = np.sort(rng.choice(len(X), c.stress_max_rows, replace=False))
@@ -423,16 +459,16 @@ def degradation_stress(audit) -> None:
             if capped:
                 conds["clean_subsample"] = X
             for mk in c.models:
-                fm = audit._pipes[(r, mk)]["model"]
-                raws = {k: audit.predict(fm, v, f"{dom} records under the {k.split(':')[0]} stress")
+                fm = state.pipes[(r, mk)]["model"]
+                raws = {k: predict(state, fm, v, f"{dom} records under the {k.split(':')[0]} stress")
                         for k, v in conds.items()}
                 for mp in c.mappings:
-                    f = audit._pipes[(r, mk)]["maps"][mp]
-                    rules = audit._rules[(r, mk, mp)]
+                    f = state.pipes[(r, mk)]["maps"][mp]
+                    rules = state.rules[(r, mk, mp)]
                     per = {}
                     for k, raw in raws.items():
                         rows = evaluate_pipeline(y, f(raw), rules, weights=w, n_bins=c.n_bins)
-                        audit._emit(rows, condition=k, domain=dom, model=mk, mapping=mp, refit=r)
+                        out += result_rows(c, rows, condition=k, domain=dom, model=mk, mapping=mp, refit=r)
                         per[k] = rows
                     # percentile of targeted within the random-set distribution
                     for i, row in enumerate(per["targeted"]):
@@ -442,7 +478,8 @@ def degradation_stress(audit) -> None:
                         pct_rows.append(dict(row, value=harm, domain=dom, model=mk,
                                              mapping=mp, refit=r, condition="targeted_vs_random",
                                              analysis=f"degradation_percentile:{row['analysis']}"))
-    audit._emit(pct_rows)
+    out += result_rows(c, pct_rows)
+    tables = dict(state.tables)
     if pct_rows:
         t = pd.DataFrame(pct_rows)
         keys = ["analysis", "metric", "domain", "model", "mapping", "weighting"]
@@ -450,85 +487,21 @@ def degradation_stress(audit) -> None:
         t["alpha"] = t.get("alpha", np.nan)
         t["selection_rate"] = t.get("selection_rate", np.nan)
         pooled = t.groupby(keys + ["alpha", "selection_rate"], dropna=False)["value"].mean().reset_index()
-        audit.tables["degradation_percentiles"] = pooled
-        audit._emit([{**r_, "refit": -1, "condition": "targeted_vs_random"} for r_ in pooled.to_dict("records")])
+        tables["degradation_percentiles"] = pooled
+        out += result_rows(c, [{**r_, "refit": -1, "condition": "targeted_vs_random"} for r_ in pooled.to_dict("records")])
+    return replace(state.with_rows(out), tables=tables)
 
 
-def _cannot_score_missing(audit, feats: list[str]) -> str | None:
+def _cannot_score_missing(state: TransportState, feats: list[str]) -> str | None:
     """The model's own reason it cannot score ID-test records whose stress features are all missing, or None."""
-    idx = audit._source_rows(0, "id_test")[:2]
-    probe = audit._src.iloc[idx].copy()
+    idx = state.source_rows(0, "id_test")[:2]
+    probe = state.source.iloc[idx].copy()
+    assert state.model is not None  # asked only for a fixed model
     for col in feats:
         probe[col] = np.nan if pd.api.types.is_numeric_dtype(probe[col]) else None
     try:
-        audit._model.predict_proba(probe)
+        state.model.predict_proba(probe)
     except (ValueError, TypeError, KeyError) as exc:  # AuditInputError is a ValueError
         text = " ".join((exc.message if isinstance(exc, AuditInputError) else str(exc)).split()).rstrip(".")
         return text if len(text) <= 300 else text[:299] + "…"
     return None
-
-
-def heterogeneity_rows(audit) -> None:
-    """Per-class and per-subgroup metrics for every refit, model and mapping."""
-    c = audit.config
-    s_mid = sorted(c.selection_rates)[len(c.selection_rates) // 2]
-    a_mid = sorted(c.alphas)[len(c.alphas) // 2]
-    for (r, mk) in audit._pipes:
-        for mp in c.mappings:
-            rules = audit._rules[(r, mk, mp)]
-            for dom, y, w, idx in audit._test_sets(r):
-                p = audit._mapped(r, mk, mp, dom)
-                frame = audit._src.iloc[idx] if dom == "id" else audit._tgt
-                sets = cf.prediction_sets(p, rules.qhat[a_mid]["marginal"])
-                cov = sets[np.arange(len(y)), y]
-                groups = [("class", np.where(y == 1, "1", "0"))]
-                groups += [(col, category_text(frame[col]).fillna("<NA>").to_numpy()) for col in c.subgroup_columns]
-                rows = []
-                for col, vals in groups:
-                    for level in pd.unique(vals):
-                        mk_ = vals == level
-                        n = int(mk_.sum())
-                        if n < (1 if col == "class" else c.min_subgroup):
-                            continue
-                        ww = w[mk_] if w is not None else None
-                        yy, pp = y[mk_], p[mk_]
-                        st = sl.selective_stats(yy, pp, rules.thresholds[s_mid], sample_weight=ww)
-                        vals_ = {"n": n, "prevalence": METRICS["prevalence"](yy, pp, sample_weight=ww),
-                                 "mean_p": float(np.average(pp, weights=ww)),
-                                 "auroc": METRICS["auroc"](yy, pp, sample_weight=ww),
-                                 "brier_score": METRICS["brier_score"](yy, pp, sample_weight=ww),
-                                 "ece": METRICS["ece"](yy, pp, sample_weight=ww),
-                                 f"selective_rate@s={s_mid}": st["rate"], f"selective_risk@s={s_mid}": st["risk"],
-                                 f"marginal_coverage@alpha={a_mid}": float(cov[mk_].mean())}
-                        rows += [dict(analysis="heterogeneity", condition=f"{col}={level}", metric=k, value=v)
-                                 for k, v in vals_.items()]
-                rows += _mondrian_rows(audit, r, mk, mp, p, y, frame, a_mid)
-                audit._emit(rows, domain=dom, model=mk, mapping=mp, refit=r)
-
-
-def _mondrian_rows(audit, r, mk, mp, p, y, frame, alpha) -> list[dict]:
-    """Mondrian conformal by each declared subgroup column (q̂_g from the source selection partition).
-
-    Per level with at least ``min_subgroup`` records: coverage and mean set size; per column, the
-    worst level's coverage (condition = the column name), the release gate's ``worst_subgroup_coverage``.
-    """
-    c = audit.config
-    if not c.subgroup_columns:
-        return []
-    pipe = audit._pipes[(r, mk)]
-    sel = audit._source_rows(r, "selection")
-    y_sel, p_sel = audit._ysrc[c.primary_target][sel], pipe["maps"][mp](pipe["raw"]["selection"])
-    out = []
-    for col in c.subgroup_columns:
-        g_sel = category_text(audit._src.iloc[sel][col]).fillna("<NA>").to_numpy()
-        g = category_text(frame[col]).fillna("<NA>").to_numpy()
-        q = cf.mondrian_calibrate(y_sel, p_sel, g_sel, alpha)
-        rep = [x for x in cf.subgroup_coverage(y, cf.mondrian_sets(p, g, q), g) if x["n"] >= c.min_subgroup]
-        for x in rep:
-            out += [dict(analysis="heterogeneity", condition=f"{col}={x['level']}",
-                         metric=f"mondrian_{k}@alpha={alpha}", value=x[k], alpha=alpha)
-                    for k in ("coverage", "mean_set_size")]
-        if rep:
-            out.append(dict(analysis="heterogeneity", condition=col, metric=f"mondrian_worst_coverage@alpha={alpha}",
-                            value=min(x["coverage"] for x in rep), alpha=alpha))
-    return out

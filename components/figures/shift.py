@@ -36,7 +36,7 @@ def feature_shift_figure(shift: pd.DataFrame, *, top: int = 15, domain_auroc: fl
     Parameters
     ----------
     shift : pandas.DataFrame, shape (F, ·)
-        The run's ``feature_shift`` table (:func:`audit_core.transport.shift_audit.link_shift`).
+        The run's ``feature_shift`` table (:func:`audit_core.transport.shift_link.link_shift`).
     top : int, default 15
     domain_auroc : float, optional
         The pooled domain-classifier AUROC, written in the title.

@@ -24,8 +24,8 @@ from audit_core.models.training import Workspace
 from audit_core.models.zoo import ZOO
 from audit_core.transport import DEFAULT_TOLERANCES, MAPPINGS, TransportConfig, model_options, run_transport
 from audit_core.transport.headline import HEADLINE_RULE, HeadlineSlice, pipeline_words, recorded_headline
-from audit_core.transport.multiclass.run import (MC_TOLERANCES, MulticlassTransportAudit, is_multiclass_definition,
-                                                run_multiclass_transport)
+from audit_core.transport.multiclass.classes import is_multiclass_definition
+from audit_core.transport.multiclass.run import MC_TOLERANCES, MulticlassTransportAudit, run_multiclass_transport
 from audit_core.transport.results import TransportResult
 from components.counts import count_input
 from components import jobs

@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import streamlit as st
 
-from audit_core.transport.multiclass.run import is_multiclass_definition, multiclass_mappings
+from audit_core.transport.multiclass.classes import is_multiclass_definition
+from audit_core.transport.multiclass.run import multiclass_mappings
 from components.feedback import md_escape
 from components.figures import transport_mc as tmf
 from components.glossary import symbols_expander, table as show_table

@@ -8,8 +8,12 @@ from audit_core.errors import fail
 
 from .options import ReadOptions
 from .report import CANDIDATE_MISSING_CODES
+from .textbytes import BYTES_DECIMAL, arrow_cells, arrow_column, byte_set, float_cells, lengths_and_starts, only
 
 _CODES = frozenset(CANDIDATE_MISSING_CODES)
+#: The first character of any text ``pandas.to_numeric`` reads as a number (digit, sign, mark, blank, inf).
+_LONGEST_CODE = max(len(c.encode()) for c in CANDIDATE_MISSING_CODES)
+_NUMBER_STARTS = np.isin(np.arange(256), list(b"0123456789+-.,_ \t\n\r\f\viInN"))
 
 __all__ = ["check_header", "check_table"]
 
@@ -29,8 +33,30 @@ def check_header(header: list[str], name: str, max_columns: int) -> None:
         raise fail("DUPLICATE_COLUMNS", name=name, columns=", ".join(repr(c) for c in dupes[:10]))
 
 
+def _codes_array():
+    import pyarrow as pa
+
+    return pa.array(sorted(_CODES), pa.large_string())
+
+
 def _mixed_type_problem(col: str, s: pd.Series, codes_reported: bool) -> None:
     if isinstance(s.dtype, pd.StringDtype):
+        cells = arrow_cells(s)
+        if cells is not None:
+            # At most the cells starting like a number are numbers: too few, and the column cannot be refused.
+            # The codes (at most 4 characters) are not counted: first bound them by the short cells.
+            lengths, first, _ = lengths_and_starts(cells)
+            maybe = int(_NUMBER_STARTS[first[lengths > 0]].sum())
+            if maybe < 0.8 * (len(cells) - int((lengths <= _LONGEST_CODE).sum() if codes_reported else 0)):
+                return
+            import pyarrow.compute as pc
+
+            codes = pc.is_in(cells, value_set=_codes_array()) if codes_reported else None
+            if codes is not None and maybe < 0.8 * (len(cells) - int(pc.sum(codes).as_py() or 0)):
+                return
+            rest = cells if codes is None else pc.filter(cells, pc.invert(codes))
+            if len(rest) and only(byte_set(rest), BYTES_DECIMAL) and float_cells(rest) is not None:
+                return  # every cell but the codes a number: none is text
         # Distinct values and their counts, without a copy of the column.
         counts = s.value_counts(sort=False)
         if codes_reported:  # candidate missing codes among numbers are proposed, not refused
@@ -118,7 +144,15 @@ def check_table(
     dropped: list[str] = []
     for col in frame.columns:
         s = frame[col]
-        if s.isna().all():
+        if isinstance(s.dtype, np.dtype) and s.dtype.kind in "biu":
+            continue  # integers and booleans of numpy: never missing, never infinite
+        arr = arrow_column(s)
+        if isinstance(s.dtype, np.dtype) and s.dtype.kind == "f":
+            values = s.to_numpy(copy=False)
+            missing = bool(np.isnan(values).all())
+        else:
+            missing = (arr.null_count == len(arr)) if arr is not None else bool(s.isna().all())
+        if missing:
             if opts.drop_all_missing:
                 dropped.append(col)
                 continue

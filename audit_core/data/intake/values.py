@@ -27,6 +27,8 @@ import pandas as pd
 from .bounded import release_freed_memory
 from .options import DecimalChoice
 from .report import CANDIDATE_MISSING_CODES, MissingCodeProposal, note
+from .textbytes import (BYTES_DECIMAL, BYTES_DIGITS, BYTES_MAYBE_NUMBER, any_in, arrow_cells, arrow_column, byte_set,
+                        float_cells, lengths_and_starts, only)
 
 __all__ = ["trim_cells", "apply_missing", "propose_missing", "type_columns"]
 
@@ -42,6 +44,12 @@ _LARGE_ROWS = 100_000
 #: A whole number in its plain form (see :func:`_whole_numbers`).
 _PLAIN_WHOLE = r"^-?(0|[1-9][0-9]{0,14})$"
 _TRUE, _FALSE = frozenset({"True", "TRUE", "true"}), frozenset({"False", "FALSE", "false"})
+_RE2_BLANKS = "\t\n\f\r "
+_BLANK_BYTES = np.array([ord(c) for c in _RE2_BLANKS])
+_ASCII = np.arange(256) < 128
+_ZERO, _MINUS = ord("0"), ord("-")
+_SIGNED_DIGITS = np.isin(np.arange(256), list(b"0123456789+-"))
+_BOOL_BYTES = np.isin(np.arange(256), list(b"TrueFalseTRUEFALSEtruefalse"))
 
 
 def trim_cells(frame: pd.DataFrame) -> tuple[pd.DataFrame, tuple[tuple[str, int], ...]]:
@@ -56,13 +64,16 @@ def trim_cells(frame: pd.DataFrame) -> tuple[pd.DataFrame, tuple[tuple[str, int]
     changed: list[tuple[str, int]] = []
     for col in frame.columns:
         s = frame[col]
-        text = _is_text(s)
-        if not text.any():
-            continue
-        if isinstance(s.dtype, pd.StringDtype):
+        arr = arrow_column(s)
+        if arr is not None or isinstance(s.dtype, pd.StringDtype):
+            if (arr.null_count == len(arr)) if arr is not None else not s.notna().any():
+                continue
             n = _padded(s)
             trimmed = s.str.strip() if n else s
         else:
+            text = _is_text(s)
+            if not text.any():
+                continue
             before = s[text].astype(str)
             after = before.str.strip()
             n = int((after != before).sum())
@@ -82,12 +93,22 @@ def _padded(s: pd.Series) -> int:
     """
     import pyarrow.compute as pc
 
+    cells = arrow_cells(s)
+    if cells is not None:
+        # The cells whose length changes when RE2's blanks (\s: TAB LF FF CR SPACE) are cut from their ends.
+        if not byte_set(cells)[_BLANK_BYTES].any():
+            return 0
+        trimmed = pc.ascii_trim(cells, characters=_RE2_BLANKS)
+        return int(pc.sum(pc.not_equal(pc.binary_length(trimmed), pc.binary_length(cells))).as_py() or 0)
     flags = pc.match_substring_regex(s.array.__arrow_array__(), r"^\s|\s$")
     return int(pc.sum(flags).as_py() or 0)
 
 
 def _all_text(s: pd.Series) -> bool:
     """Some cell is present and every present cell is text (a string column: without copying it)."""
+    arr = arrow_column(s)
+    if arr is not None:
+        return arr.null_count < len(arr)
     if isinstance(s.dtype, pd.StringDtype):
         return bool(s.notna().any())
     present = s.dropna()
@@ -119,14 +140,21 @@ def apply_missing(
     for col, code in missing_codes:
         per_column.setdefault(col, set()).add(code)
     applied: list[tuple[str, str, int]] = []
+    import pyarrow as pa
+
+    common = pa.array(sorted({""} | set(na_values)), pa.large_string())
     for col in frame.columns:
         s = frame[col]
         codes = {""} | set(na_values) | per_column.get(str(col), set())
+        arr = arrow_column(s)
+        if arr is not None and str(col) not in per_column and not any_in(arr, common):
+            continue  # no cell to make missing (a column of missing cells has none either)
         text = _is_text(s)
         if not text.any():
             continue
-        values = s.where(text, None)
-        hit = text & values.isin(codes)
+        # A text column's cells are text or missing: no copy of it is needed to compare them.
+        values = s if isinstance(s.dtype, pd.StringDtype) else s.where(text, None)
+        hit = s.isin(codes) if isinstance(s.dtype, pd.StringDtype) else text & values.isin(codes)
         if hit.any():
             counts = values[hit].value_counts()
             applied += [(str(col), str(code), int(counts[code])) for code in sorted(counts.index, key=str)]
@@ -193,6 +221,91 @@ def _whole_numbers(s: pd.Series) -> pd.Series | None:
     return pd.Series(pc.cast(arr, pa.int64()).to_numpy(zero_copy_only=False), index=s.index)
 
 
+#: The numbers ``pandas.to_numeric`` reads as pyarrow's cast does (no sign ``+``, no ``inf``/``nan``, no blanks).
+_DECIMAL = r"^-?([0-9]+(\.[0-9]*)?|\.[0-9]+)([eE][+-]?[0-9]+)?$"
+#: Every text ``pandas.to_numeric`` might read as a number matches this (digits, signs, marks, inf, nan, blanks).
+_MAYBE_NUMBER = r"^[0-9+\-.,eE_\s]*$|(?i)(inf|nan)"
+
+
+def _arrow_decision(s: pd.Series) -> tuple[str, pd.Series | tuple[str, str] | None] | None:
+    """What :func:`type_columns` decides for a pyarrow text column, without a Python string per cell.
+
+    First from the bytes the cells are made of (:mod:`.textbytes`): digits
+    only (whole numbers, or keys from the cells' lengths and first bytes),
+    plain decimals (pyarrow's cast), text (a byte no number holds, no comma,
+    not booleans); then from the distinct values, with RE2 patterns that read
+    ASCII as Python's ``re`` does.
+
+    Returns
+    -------
+    tuple or None
+        ``("numbers", series)``, ``("key", warning)`` (integers with a leading
+        zero or more than 15 digits, kept as text), ``("text", None)``, or
+        ``None``: the general path decides (booleans, commas, other spellings
+        of numbers, non-ASCII text, a negative zero). Whatever is returned is
+        what the general path decides (``tests/test_intake_typing_paths.py``).
+    """
+    cells = arrow_cells(s)
+    if cells is None or len(cells) == 0:
+        return None
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    seen = byte_set(cells)
+    arr = s.array.__arrow_array__()
+    has_lead = False
+    if only(seen, BYTES_DIGITS):
+        # Whole numbers as _whole_numbers reads them: no leading zero, at most 15 characters.
+        lengths, first, second = lengths_and_starts(cells)
+        lead = ((first == _ZERO) & (lengths > 1)) | ((first == _MINUS) & (second == _ZERO) & (lengths > 2))
+        has_lead = bool(lead.any())
+        if not seen[_MINUS]:
+            # Digits only: every cell an integer, so keys decide (the first in row order is the example).
+            keys = (lead | (lengths >= 16)).nonzero()[0]
+            if len(keys):
+                key = str(cells[int(keys[0])].as_py())
+                why = "have a leading zero" if lead[keys[0]] else "have more than 15 digits"
+                return "key", note("READ_KEY_TEXT", column=str(s.name), example=key, why=why)
+        elif not has_lead and lengths.max() > 15:
+            return None
+    if only(seen, BYTES_DIGITS) and not has_lead:
+        try:
+            ints = pc.cast(arr, pa.int64())
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+            return None
+        return "numbers", pd.Series(ints.to_numpy(zero_copy_only=False), index=s.index)
+    if not only(seen, _ASCII) or only(seen, _BOOL_BYTES):
+        return None
+    if not has_lead and only(seen, BYTES_DECIMAL):
+        values = float_cells(arr)
+        return None if values is None else ("numbers", pd.Series(values, index=s.index))
+    if not only(seen, _SIGNED_DIGITS) and not seen[ord(",")] and not only(seen, BYTES_MAYBE_NUMBER):
+        return "text", None  # not integers (no key), not booleans, some cell no number: text
+    uniques = pc.unique(arr).drop_null()
+    if len(uniques) == 0 or not pc.all(pc.string_is_ascii(uniques)).as_py():
+        return None
+
+    def every(pattern: str) -> bool:
+        return bool(pc.all(pc.match_substring_regex(uniques, pattern)).as_py())
+
+    keys = pc.or_(pc.match_substring_regex(uniques, r"^[+-]?0[0-9]+$"),
+                  pc.match_substring_regex(uniques, r"^[+-]?[0-9]{16,}$"))
+    if pc.any(keys).as_py():
+        if not every(r"^[+-]*[0-9]+$"):
+            return None
+        key = str(pc.filter(uniques, keys)[0].as_py())
+        why = "have a leading zero" if _KEY.fullmatch(key) else "have more than 15 digits"
+        return "key", note("READ_KEY_TEXT", column=str(s.name), example=key, why=why)
+    if pc.any(pc.is_in(uniques, pa.array(sorted(_TRUE | _FALSE)))).as_py():
+        return None
+    if every(_DECIMAL):
+        values = float_cells(arr)
+        return None if values is None else ("numbers", pd.Series(values, index=s.index))
+    if pc.any(pc.match_substring(uniques, ",")).as_py() or every(_MAYBE_NUMBER):
+        return None
+    return "text", None
+
+
 def _finish_numbers(s: pd.Series) -> pd.Series:
     """int64 when every value is a whole number and none is missing, else float64 (as pandas reads CSV)."""
     if pd.api.types.is_integer_dtype(s.dtype):
@@ -200,11 +313,52 @@ def _finish_numbers(s: pd.Series) -> pd.Series:
     return s.astype(float)
 
 
+def _all_numbers(s: pd.Series) -> bool | None:
+    """Whether a pyarrow text column holds cells and all are numbers, from its bytes; ``None`` when they do not tell."""
+    cells = arrow_cells(s)
+    if cells is None:
+        return None
+    if len(cells) == 0:
+        return False
+    seen = byte_set(cells)
+    if not only(seen, BYTES_MAYBE_NUMBER):
+        return False  # a cell holds a character no number has
+    if only(seen, BYTES_DECIMAL):
+        return float_cells(cells) is not None or None
+    return None
+
+
+def _arrow_proposals(col: str, arr, candidates) -> list[MissingCodeProposal]:
+    """:func:`propose_missing` for one pyarrow text column, in pyarrow: the cells holding a code are counted."""
+    import pyarrow.compute as pc
+
+    flags = pc.is_in(arr, value_set=candidates)  # a missing cell is no code
+    if not pc.any(flags).as_py():
+        return []
+    found = pc.value_counts(pc.filter(arr, flags))
+    counts = dict(zip(found.field("values").to_pylist(), found.field("counts").to_pylist(), strict=True))
+    rest = pc.filter(arr, pc.invert(flags)).drop_null()
+    numeric_rest = _all_numbers(pd.Series(pd.array(rest, dtype=pd.StringDtype("pyarrow", na_value=np.nan))))
+    if numeric_rest is None:
+        others = pc.unique(rest).to_pylist()
+        numeric_rest = bool(others) and bool(
+            pd.to_numeric(pd.Series(others, dtype=object), errors="coerce").notna().all())
+    return [MissingCodeProposal(column=col, code=str(code), count=int(counts[code]), makes_numeric=bool(numeric_rest))
+            for code in sorted(counts, key=lambda c: (-int(counts[c]), c))]
+
+
 def propose_missing(frame: pd.DataFrame) -> tuple[MissingCodeProposal, ...]:
     """Candidate missing codes present in each text column, with their counts."""
     out: list[MissingCodeProposal] = []
+    import pyarrow as pa
+
+    candidates = pa.array(sorted(_CODES), pa.large_string())
     for col in frame.columns:
         s = frame[col]
+        arr = arrow_column(s)
+        if arr is not None:
+            out += _arrow_proposals(str(col), arr, candidates)
+            continue
         text = _is_text(s)
         if not text.any():
             continue
@@ -215,11 +369,13 @@ def propose_missing(frame: pd.DataFrame) -> tuple[MissingCodeProposal, ...]:
         counts = s[coded].astype(str).value_counts()
         found = list(counts.index)
         # Accepting the codes leaves numbers only: the other cells are numbers (or number-like text).
-        others = list(pd.unique(s[text & ~coded].astype(str)))
-        n_other_cells = int((~text & s.notna()).sum())
-        numeric_rest = bool(others or n_other_cells) and (
-            not others or pd.to_numeric(pd.Series(others, dtype=object), errors="coerce").notna().all()
-        )
+        numeric_rest = _all_numbers(s[text & ~coded])
+        if numeric_rest is None:
+            others = list(pd.unique(s[text & ~coded].astype(str)))
+            n_other_cells = int((~text & s.notna()).sum())
+            numeric_rest = bool(others or n_other_cells) and bool(
+                not others or pd.to_numeric(pd.Series(others, dtype=object), errors="coerce").notna().all()
+            )
         for code in sorted(found, key=lambda c: (-int(counts[c]), c)):
             out.append(MissingCodeProposal(column=str(col), code=str(code), count=int(counts[code]),
                                            makes_numeric=bool(numeric_rest)))
@@ -257,6 +413,14 @@ def type_columns(
         if not _all_text(s):
             continue
         if decimal != ",":
+            fast = _arrow_decision(s)
+            if fast is not None:
+                kind, value = fast
+                if isinstance(value, pd.Series):
+                    out[col] = value
+                elif isinstance(value, tuple):
+                    warnings.append(value)
+                continue
             num = _whole_numbers(s)
             if num is not None:
                 out[col] = num
@@ -269,6 +433,9 @@ def type_columns(
             warnings.append(note("READ_KEY_TEXT", column=str(col), example=key, why=why))
             continue
         if set(uniques) <= _TRUE | _FALSE:
+            if isinstance(s.dtype, pd.StringDtype) and not s.isna().any():
+                out[col] = s.isin(_TRUE).to_numpy(dtype=bool)
+                continue
             out[col] = s.map(lambda v: v in _TRUE, na_action="ignore")
             if not s.isna().any():
                 out[col] = out[col].astype(bool)

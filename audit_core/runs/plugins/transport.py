@@ -52,13 +52,9 @@ from audit_core.limits import Limits
 from audit_core.models.scores import scores_label
 from audit_core.transport.config import TransportConfig
 from audit_core.transport.mappings import DEFAULT_MAPPINGS
-from audit_core.transport.multiclass.run import (
-    is_multiclass_definition,
-    is_multiclass_target,
-    multiclass_mappings,
-    run_multiclass_transport,
-)
-from audit_core.transport.protocol import run_transport
+from audit_core.transport.multiclass.classes import is_multiclass_definition, is_multiclass_target
+from audit_core.transport.multiclass.run import multiclass_mappings, run_multiclass_transport
+from audit_core.transport.runner import run_transport
 from audit_core.transport.results import model_spec as transport_model_spec
 from audit_core.transport.scores_run import run_transport_on_scores
 

@@ -135,6 +135,11 @@ class _RegistryFile:
     _immutable = False
     _older_version: int | None = None  # a readable older schema, open read-only until upgraded
 
+    @property
+    def older_version(self) -> int | None:
+        """The schema version of a readable older file, open read-only until :meth:`upgrade`; ``None`` when current."""
+        return self._older_version
+
     if TYPE_CHECKING:  # the constructor is RunRegistry's; upgrade() builds the subclass it is called on
         def __init__(self, path: str | Path | None = None, *, read_only: bool = False) -> None: ...
 
@@ -386,7 +391,7 @@ class _RegistryFile:
         p = Path(path).expanduser()
         try:
             current = cls(p)
-            if current._older_version is None:
+            if current.older_version is None:
                 return current  # already current (or read-only for another reason)
         except Exception as exc:  # noqa: BLE001 - re-raised unless it is the older-schema case
             if getattr(exc, "code", None) != "REGISTRY_OLDER_SCHEMA":

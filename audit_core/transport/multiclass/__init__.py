@@ -1,6 +1,6 @@
 """Multi-class Transport (C > 2 classes): metrics, mappings, selective and conformal rules, the run.
 
-The binary protocol (:mod:`audit_core.transport.protocol`) is unchanged; a
+The binary runner (:mod:`audit_core.transport.runner`) is unchanged; a
 class target without a positive class is audited here instead.
 """
 from __future__ import annotations

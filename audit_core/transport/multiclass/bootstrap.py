@@ -18,6 +18,7 @@ from audit_core.logistic import EPS_LOGIT
 from audit_core.metrics import auroc, bin_ids
 
 from ..bootstrap import replicate_changes
+from ..state import Tick, TransportState, no_tick
 from . import conformal as mcf
 from .metrics import top_label
 from .selective import mc_confidence, mc_errors
@@ -89,14 +90,15 @@ def replicate_values(cols: dict, W: np.ndarray) -> dict:
     return out
 
 
-def multiclass_bootstrap(audit) -> dict:
+def multiclass_bootstrap(state: TransportState, *, tick: Tick = no_tick) -> dict:
     """Replicate changes, shape (R, B) per ``(model, mapping, weighting, analysis, metric, alpha, rate)``."""
-    c = audit.config
+    c = state.config
+    mappings = state.kind.mappings
     cols = {}
-    for (r, m) in audit._pipes:
-        for mp in audit.mc_mappings:
-            for dom, y, _, _ in audit._test_sets(r):
-                cols[(r, m, mp, dom)] = replicate_columns(y, audit._mapped(r, m, mp, dom), audit._rules[(r, m, mp)],
+    for (r, m) in state.pipes:
+        for mp in mappings:
+            for dom, y, _, _ in state.test_sets(r):
+                cols[(r, m, mp, dom)] = replicate_columns(y, state.mapped(r, m, mp, dom), state.rules[(r, m, mp)],
                                                           n_bins=c.n_bins)
 
     def changes(r, m, mp, ids, oods):
@@ -104,4 +106,4 @@ def multiclass_bootstrap(audit) -> dict:
         v_ood = replicate_values(cols[(r, m, mp, "ood")], oods[0])
         return {key: v_ood[key] - val for key, val in v_id.items()}
 
-    return replicate_changes(audit, audit.mc_mappings, changes)
+    return replicate_changes(state, mappings, changes, tick=tick)

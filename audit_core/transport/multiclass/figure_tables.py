@@ -30,6 +30,7 @@ from audit_core.metrics import bin_ids, calibration_bins
 
 from .. import selective as sl
 from ..results import mean_curve
+from ..state import TransportState
 from .metrics import top_label
 
 __all__ = ["multiclass_figure_tables", "top_label_bins", "top_label_curve"]
@@ -60,7 +61,7 @@ def top_label_bins(y, P, *, n_bins: int = 15, seed: int = 0) -> pd.DataFrame:
 def _curve(y, P) -> tuple[np.ndarray, np.ndarray]:
     yhat, conf = top_label(np.asarray(P, dtype=float))
     e = (yhat != np.asarray(y).astype(int)).astype(float)
-    return sl._curve(e, np.ones(len(e)), np.argsort(-conf, kind="stable"))
+    return sl.ordered_curve(e, np.ones(len(e)), np.argsort(-conf, kind="stable"))
 
 
 def top_label_curve(y, P) -> pd.DataFrame:
@@ -68,18 +69,18 @@ def top_label_curve(y, P) -> pd.DataFrame:
     return mean_curve([_curve(y, P)], _GRID)
 
 
-def multiclass_figure_tables(audit) -> dict[str, pd.DataFrame]:
+def multiclass_figure_tables(state: TransportState) -> dict[str, pd.DataFrame]:
     """``{"reliability": …, "curves": …}`` over every refit, every model and multi-class mapping, ID and OOD."""
-    c = audit.config
+    c = state.config
     rel, curves = [], []
     for m in c.models:
-        for mp in audit.mc_mappings:
-            for dom in audit._domains():
+        for mp in state.kind.mappings:
+            for dom in state.domains():
                 ys, Ps = [], []
                 for r in range(c.n_refits):
-                    (_, y, _, _), = [t for t in audit._test_sets(r) if t[0] == dom]
+                    (_, y, _, _), = [t for t in state.test_sets(r) if t[0] == dom]
                     ys.append(np.asarray(y))
-                    Ps.append(audit._mapped(r, m, mp, dom))
+                    Ps.append(state.mapped(r, m, mp, dom))
                 ids = dict(domain=dom, model=m, mapping=mp, refits=c.n_refits)
                 rel.append(top_label_bins(np.concatenate(ys), np.concatenate(Ps), n_bins=c.n_bins,
                                           seed=int(c.seed) + 31).assign(**ids))

@@ -1,9 +1,10 @@
-"""Feature shift of a Transport run: every declared raw feature, ranked, and linked to the audit's results.
+"""Feature shift of a Transport run: every declared raw feature, ranked, and linked to the run's results.
 
 :func:`feature_shift` computes the statistics of :mod:`.shift` and the
 domain-classifier AUROCs of :mod:`.domain` for each feature and ranks the
-features by PSI; :func:`shift_links` joins the ranking to the run's
-evidence-degradation and heterogeneity results (:mod:`.shift_links`).
+features by PSI; :func:`link_shift` joins the ranking to the run's
+evidence-degradation and heterogeneity results; :func:`shift_tables` does
+both for a run (stage 7, :mod:`.heterogeneity`).
 """
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from audit_core.errors import fail
 
 from .domain import domain_aurocs
 from .shift import check_weights, numeric_values, chi2_test, ks_test, psi, shift_bins, wasserstein
+from .state import TransportState
 
 __all__ = ["SHIFT_COLUMNS", "LINK_COLUMNS", "HARM_FLAG", "FeatureShiftResult", "feature_shift", "link_shift", "shift_tables"]
 
@@ -227,20 +229,21 @@ def link_shift(shift: pd.DataFrame, results: pd.DataFrame, *, model: str, mappin
     return out
 
 
-def shift_tables(audit) -> dict[str, pd.DataFrame]:
-    """The ``feature_shift`` and ``domain_classifier`` tables of a :class:`~.protocol.TransportAudit` (two domains).
+def shift_tables(state: TransportState) -> dict[str, pd.DataFrame]:
+    """The ``feature_shift`` and ``domain_classifier`` tables of a Transport run with two domains (:class:`~.state.TransportState`).
 
     Computed on the eligible records of both domains (all of them, the
     domain classifier on at most ``min(10000, stress_max_rows)`` per domain)
     with the run's weights and seed; linked by :func:`link_shift` for the
     first model and Platt scaling (else the first mapping).
     """
-    c = audit.config
-    res = feature_shift(audit._src, audit._tgt, numeric=c.numeric, categorical=c.categorical,
-                        source_weight=audit._wsrc, target_weight=audit._wtgt, seed=int(c.seed),
+    c = state.config
+    assert state.target is not None  # called with two domains only
+    res = feature_shift(state.source, state.target, numeric=c.numeric, categorical=c.categorical,
+                        source_weight=state.w_source, target_weight=state.w_target, seed=int(c.seed),
                         max_rows=max(5, min(10000, c.stress_max_rows)))
     mapping = "platt" if "platt" in c.mappings else c.mappings[0]
-    table = link_shift(res.table, pd.DataFrame(audit._rows), model=c.models[0], mapping=mapping,
+    table = link_shift(res.table, pd.DataFrame(list(state.rows)), model=c.models[0], mapping=mapping,
                        subgroup_columns=c.subgroup_columns, auroc_tolerance=float(c.tolerances.get("auroc", 0.02)))
     folds = pd.DataFrame({"part": ["pooled"] + [f"fold {k}" for k in range(len(res.fold_auroc))],
                           "auroc": [res.domain_auroc, *res.fold_auroc], "n_rows": res.n_classifier_rows})
