@@ -68,7 +68,7 @@ __all__ = ["METHODS", "TOLERANCES", "Forecast", "WeightCheck", "ForecastResult",
 
 METHODS = ("covariate:weighted", "covariate:cbpe", "covariate:cbpe_refit", "label:em", "label:bbse", "label:em_cbpe")
 #: disagreement tolerance between the two assumptions, by the quantity's leading name
-TOLERANCES = {"risk": 0.05, "hcep": 0.03, "rate": 0.05, "ece": 0.03, "citl": 0.05, "brier": 0.03, "auroc": 0.05,
+TOLERANCES = {"prevalence": 0.03, "risk": 0.05, "hcep": 0.03, "rate": 0.05, "ece": 0.03, "citl": 0.05, "brier": 0.03, "auroc": 0.05,
               "coverage": 0.05, "coverage_class": 0.05, "worst_class_coverage": 0.05, "set_size": 0.2,
               "singleton": 0.05}
 LABEL_FREE = ("rate@", "set_size", "singleton", "mean_confidence")
@@ -362,8 +362,9 @@ def forecast_target(*, y_cal, P_cal, y_test, P_test, P_target, w_cal=None, w_tes
             if name in ("covariate:weighted", "label:em"):
                 span.append(forecasts[-1])
         own_fail = all(reasons[f.method] for f in span)
+        lows, highs = [f.low for f in span if np.isfinite(f.low)], [f.high for f in span if np.isfinite(f.high)]
         forecasts.append(Forecast(q, "both:span", float(np.mean([f.value for f in span])),
-                                  float(np.nanmin([f.low for f in span])), float(np.nanmax([f.high for f in span])),
+                                  min(lows, default=np.nan), max(highs, default=np.nan),
                                   "unknown" if own_fail else "forecast",
                                   "both assumptions fail their checks" if own_fail else ""))
     return ForecastResult(tuple(forecasts), exact, naive, tuple(checks),

@@ -15,7 +15,8 @@ in Transport stage 5:
 
 **Labelled quantities** (:func:`labelled_quantities`, all weighted by ``w``):
 ``rate@s``, ``risk@s`` (error rate of the selected), ``hcep@s`` and
-``hcep@tau`` (share selected *and* wrong); ``ece`` (binary: 15 equal-width
+``hcep@tau`` (share selected *and* wrong); ``prevalence`` (binary; multi-class
+``prevalence_class{c}``); ``ece`` (binary: 15 equal-width
 bins on ``P_1``; multi-class: top-label confidence), ``citl``
 (calibration-in-the-large, binary ``mean y − mean P_1``; multi-class half the
 L1 distance between class shares and mean probabilities), ``brier`` (binary
@@ -113,13 +114,15 @@ def _calibration(y: np.ndarray, P: np.ndarray, w: np.ndarray, conf: np.ndarray, 
     W = w.sum()
     if C == 2:
         p1 = P[:, 1]
-        return {"ece": expected_calibration_error(y, p1, sample_weight=w),
+        return {"prevalence": float(np.dot(w, y) / W),
+                "ece": expected_calibration_error(y, p1, sample_weight=w),
                 "citl": float(np.dot(w, y - p1) / W),
                 "brier": brier_score(y, p1, sample_weight=w),
                 "auroc": auroc(y, p1, sample_weight=w)}
     onehot = np.eye(C)[y]
     aucs = [auroc((y == c).astype(int), P[:, c], sample_weight=w) for c in range(C)]
-    return {"ece": expected_calibration_error((yhat == y).astype(int), conf, sample_weight=w),
+    return {**{f"prevalence_class{c}": float(np.dot(w, y == c) / W) for c in range(C)},
+            "ece": expected_calibration_error((yhat == y).astype(int), conf, sample_weight=w),
             "citl": float(0.5 * np.abs(w @ (onehot - P)).sum() / W),
             "brier": float(w @ ((P - onehot) ** 2).sum(axis=1) / W),
             "auroc": float(np.nanmean(aucs)) if not np.all(np.isnan(aucs)) else float("nan")}
