@@ -375,14 +375,15 @@ def forecast_target(*, y_cal, P_cal, y_test, P_test, P_target, w_cal=None, w_tes
 
 
 def forecast_from_features(*, X_cal, y_cal, P_cal, X_test, y_test, P_test, X_target, P_target, seed: int = 0,
-                           n_folds: int = 5, **options) -> tuple[ForecastResult, ImportanceWeights]:
+                           n_folds: int = 5, categorical=None, **options) -> tuple[ForecastResult, ImportanceWeights]:
     """:func:`forecast_target` with importance weights estimated from features (cross-fitted domain classifier).
 
     ``X_cal`` (n_cal, d), ``X_test`` (n_test, d) and ``X_target`` (n_target, d)
     are numeric feature matrices; the domain classifier pools the two labelled
-    source partitions against the target. ``options`` go to :func:`forecast_target`.
+    source partitions against the target; ``categorical`` (d,) marks columns of
+    category codes. ``options`` go to :func:`forecast_target`.
     """
-    iw = importance_weights(np.vstack([X_cal, X_test]), X_target, n_folds=n_folds, seed=seed)
+    iw = importance_weights(np.vstack([X_cal, X_test]), X_target, n_folds=n_folds, seed=seed, categorical=categorical)
     n_cal = len(X_cal)
     res = forecast_target(y_cal=y_cal, P_cal=P_cal, y_test=y_test, P_test=P_test, P_target=P_target,
                           w_cal=iw.source[:n_cal], w_test=iw.source[n_cal:], w_target=iw.target, overlap=iw.verdict,

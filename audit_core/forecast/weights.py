@@ -100,7 +100,8 @@ class ImportanceWeights:
                                                                  if k in ("ok", "reason")}}
 
 
-def domain_probabilities(X_source, X_target, *, n_folds: int = 5, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+def domain_probabilities(X_source, X_target, *, n_folds: int = 5, seed: int = 0,
+                         categorical=None) -> tuple[np.ndarray, np.ndarray]:
     """Out-of-fold ``P(target | x)`` for every source and target record.
 
     Parameters
@@ -110,6 +111,8 @@ def domain_probabilities(X_source, X_target, *, n_folds: int = 5, seed: int = 0)
         Numeric features (NaN allowed).
     n_folds : int
     seed : int
+    categorical : array-like of bool of shape (d,), optional
+        Columns holding category codes ``0..254`` (native categorical splits).
 
     Returns
     -------
@@ -127,6 +130,7 @@ def domain_probabilities(X_source, X_target, *, n_folds: int = 5, seed: int = 0)
     for k in range(n_folds):
         tr = folds != k
         clf = HistGradientBoostingClassifier(max_iter=50, max_leaf_nodes=15, learning_rate=0.1, early_stopping=False,
+                                             categorical_features=None if categorical is None else np.asarray(categorical),
                                              random_state=seed)
         with threadpool_limits(limits=1, user_api="openmp"):
             clf.fit(X[tr], y[tr].astype(int))
@@ -209,7 +213,7 @@ def overlap_check(domain_auroc: float, ess: float, n: int, *, auroc_max: float =
 
 
 def importance_weights(X_source, X_target, *, n_folds: int = 5, seed: int = 0, quantile: float = CLIP_QUANTILE,
-                       max_ratio: float = MAX_RATIO, auroc_max: float = AUROC_MAX) -> ImportanceWeights:
+                       max_ratio: float = MAX_RATIO, auroc_max: float = AUROC_MAX, categorical=None) -> ImportanceWeights:
     """Cross-fitted, clipped density-ratio weights for source and target records, with the overlap verdict.
 
     Parameters
@@ -218,6 +222,8 @@ def importance_weights(X_source, X_target, *, n_folds: int = 5, seed: int = 0, q
         The labelled source records to be weighted (e.g. calibration and ID-test partitions).
     X_target : array-like of shape (n_target, d)
     n_folds, seed : int
+    categorical : array-like of bool of shape (d,), optional
+        See :func:`domain_probabilities`.
     quantile, max_ratio : float
         The clipping rule (:func:`clip_weights`).
     auroc_max : float
@@ -227,7 +233,7 @@ def importance_weights(X_source, X_target, *, n_folds: int = 5, seed: int = 0, q
     -------
     ImportanceWeights
     """
-    ps, pt = domain_probabilities(X_source, X_target, n_folds=n_folds, seed=seed)
+    ps, pt = domain_probabilities(X_source, X_target, n_folds=n_folds, seed=seed, categorical=categorical)
     ns, nt = len(ps), len(pt)
     raw_s, raw_t = density_ratio(ps, ns, nt), density_ratio(pt, ns, nt)
     ws, wt, cap, n_clipped = clip_weights(raw_s, raw_t, quantile=quantile, max_ratio=max_ratio)
