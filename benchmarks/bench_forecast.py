@@ -36,7 +36,7 @@ import pandas as pd
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from audit_core.forecast import METHODS, forecast_from_features, forecast_target  # noqa: E402
+from audit_core.forecast import METHODS, forecast_from_features  # noqa: E402
 from audit_core.forecast.quantities import fit_rules, labelled_quantities  # noqa: E402
 from audit_core.logistic import fit_logistic_1d, logit  # noqa: E402
 from benchmarks.transport_real_data import (ACS_CATEGORICAL, ACS_NUMERIC, ACS_SMALL, HEART_CATEGORICAL,  # noqa: E402
@@ -272,7 +272,7 @@ def synthetic(n_trials: int, n_bootstrap: int) -> pd.DataFrame:
                 ys, yt = [(rng.random(len(p)) < p).astype(int) for p in ps], (rng.random(len(pt)) < pt).astype(int)
                 method = "covariate:weighted"
             else:  # x | y ~ N(±1, 1) in 2-D, prevalence 0.5 → 0.25
-                def draw(n, pi):
+                def draw(n, pi, rng=rng):
                     y = (rng.random(n) < pi).astype(int)
                     X = rng.normal(0, 1, (n, 2)) + (2 * y - 1)[:, None] * np.array([1.0, 0.5])
                     return X, y, sig(2 * X[:, 0] + X[:, 1])
