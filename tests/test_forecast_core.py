@@ -87,3 +87,25 @@ def test_label_free_quantities_agree_with_the_labelled_ones() -> None:
 def test_tolerances_by_quantity_name() -> None:
     assert tolerance_for("marginal:worst_class_coverage@a=0.1") == 0.05
     assert tolerance_for("hcep@tau=0.9") == 0.03 and tolerance_for("brier") == 0.03 and tolerance_for("prevalence") == 0.03
+
+
+def test_multiclass_label_shift_runs_end_to_end() -> None:
+    from audit_core.forecast import forecast_target
+
+    rng = np.random.default_rng(5)
+    means = np.array([[0.0, 2.0], [2.0, -1.0], [-2.0, -1.0]])
+
+    def draw(n, pi):
+        y = rng.choice(3, n, p=pi)
+        x = means[y] + rng.normal(0, 1, (n, 2))
+        logits = -0.5 * ((x[:, None, :] - means[None]) ** 2).sum(axis=2)  # the exact posterior under equal priors
+        P = np.exp(logits - logits.max(axis=1, keepdims=True))
+        return y, P / P.sum(axis=1, keepdims=True)
+
+    (yc, Pc), (ye, Pe), (yt, Pt) = draw(1500, [1 / 3] * 3), draw(1500, [1 / 3] * 3), draw(3000, [0.6, 0.3, 0.1])
+    res = forecast_target(y_cal=yc, P_cal=Pc, y_test=ye, P_test=Pe, P_target=Pt, n_bootstrap=20, alphas=(0.1,))
+    np.testing.assert_allclose(res.prevalence["em"], np.bincount(yt) / len(yt), atol=0.03)
+    real = labelled_quantities(yt, Pt, fit_rules(Pc, yc, alphas=(0.1,)))
+    for q in ("prevalence_class0", "brier", "label_conditional:worst_class_coverage@a=0.1"):
+        f = res.get(q, "label:em")
+        assert abs(f.value - real[q]) <= abs(res.naive[q] - real[q]) + 0.01, (q, f, real[q])
