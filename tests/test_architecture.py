@@ -30,6 +30,7 @@ never import each other::
     data         audit_core.data
     models       audit_core.models
     audits       audit_core.fragility | audit_core.transport | audit_core.receipts
+    forecasts    audit_core.forecast (label-free forecasts built on Transport's rules, scores and domain folds)
     runs         audit_core.runs
     findings     audit_core.findings (sentences read from audit results and the gate)
     library      audit_core (the package's curated __init__)
@@ -63,6 +64,7 @@ LAYERS: tuple[tuple[str, tuple[tuple[str, ...], ...]], ...] = (
     ("data", (("audit_core.data",),)),
     ("models", (("audit_core.models",),)),
     ("audits", (("audit_core.fragility",), ("audit_core.transport",), ("audit_core.receipts",))),
+    ("forecasts", (("audit_core.forecast",),)),
     ("runs", (("audit_core.runs",),)),
     ("findings", (("audit_core.findings",),)),
     ("library", (("audit_core",),)),
@@ -296,8 +298,8 @@ def test_builtin_plugins_are_named_by_existing_modules(graph: Graph) -> None:
 
 def test_top_level_of_the_library() -> None:
     top = sorted(p.name for p in (ROOT / "audit_core").iterdir() if p.name != "__pycache__")
-    assert top == ["__init__.py", "api", "calibration_error.py", "data", "errors.py", "expr", "findings", "fragility",
-                   "lazy.py", "limits.py", "logistic.py", "metrics.py",
+    assert top == ["__init__.py", "api", "calibration_error.py", "data", "errors.py", "expr", "findings", "forecast",
+                   "fragility", "lazy.py", "limits.py", "logistic.py", "metrics.py",
                    "models", "native_threads.py", "receipts", "runs", "safe_text.py", "transport"]
 
 
