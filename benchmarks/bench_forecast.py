@@ -18,7 +18,7 @@ used only for the realised values.
 Printed per quantity family and method: MAE ÷ naive MAE (naive = unchanged
 from the source ID test), the number of shifts where the forecast beats
 naive, the interval hit rate, the share marked unknown; per shift the domain
-AUROC, ESS and the prevalences; then the goals of issue 26, met or not, for
+AUROC, ESS and the prevalences; then the accuracy goals set for the forecast, met or not, for
 the declared primary method ``covariate:weighted`` (and ``both:span`` for
 the span goal). Data are read in place from ``../shared/datasets/``.
 """

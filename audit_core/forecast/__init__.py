@@ -1,4 +1,4 @@
-"""Forecast a target's reliability before its labels arrive (issue 26), under two named assumptions.
+"""Forecast a target's reliability before its labels arrive, under two named assumptions.
 
 * **covariate shift** (``P(y | x)`` unchanged): importance weights from a
   cross-fitted domain classifier (:mod:`~audit_core.forecast.weights`),
