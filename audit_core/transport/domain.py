@@ -57,10 +57,15 @@ def _histogram_scores(values: np.ndarray, kind: str, y: np.ndarray, w: np.ndarra
     """Out-of-fold bin scores ``t_b / (t_b + s_b)`` of one feature (n,)."""
     scores = np.empty(values.size)
     balanced = _balanced(y, w)
+    if kind == "numeric":
+        values = numeric_values(values)  # once, not per fold
+    else:  # the levels of every fold's training records together are all the levels: one coding
+        _, codes, labels = shift_bins(values, values, kind=kind)
     for k in np.unique(folds):
         tr = folds != k
         src = tr & ~y
-        _, codes, labels = shift_bins(values[tr], values, kind=kind, n_bins=n_bins, source_weight=balanced[tr])
+        if kind == "numeric":
+            _, codes, labels = shift_bins(values[tr], values, kind=kind, n_bins=n_bins, source_weight=balanced[tr])
         nb = len(labels)
         s = np.bincount(codes[src], weights=w[src], minlength=nb) / max(w[src].sum(), 1e-300)
         tgt = tr & y

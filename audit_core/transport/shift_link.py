@@ -16,7 +16,7 @@ import pandas as pd
 from audit_core.errors import fail
 
 from .domain import domain_aurocs
-from .shift import check_weights, numeric_values, chi2_test, ks_test, psi, shift_bins, wasserstein
+from .shift import categorical_shift, check_weights, numeric_shift
 from .state import TransportState
 
 __all__ = ["SHIFT_COLUMNS", "LINK_COLUMNS", "HARM_FLAG", "FeatureShiftResult", "feature_shift", "link_shift", "shift_tables"]
@@ -63,22 +63,14 @@ class FeatureShiftResult:
 
 
 def _feature_row(name, kind, s, t, ws, wt, *, n_bins, floor) -> dict:
-    cs, ct, labels = shift_bins(s, t, kind=kind, n_bins=n_bins, source_weight=ws)
-    ms, mt = cs == len(labels) - 1, ct == len(labels) - 1
-    row = {"feature": name, "kind": kind, "n_bins": len(labels),
-           "psi": psi(s, t, kind=kind, n_bins=n_bins, floor=floor, source_weight=ws, target_weight=wt),
-           "missing_source": float(np.dot(ms, ws) / ws.sum()), "missing_target": float(np.dot(mt, wt) / wt.sum())}
     if kind == "numeric":
-        d, p = ks_test(s, t, source_weight=ws, target_weight=wt)
-        w1 = wasserstein(s, t, source_weight=ws, target_weight=wt)
-        xs = numeric_values(s)
-        ok = ~np.isnan(xs)
-        sd = float(np.sqrt(np.cov(xs[ok], aweights=ws[ok], ddof=0))) if ok.sum() > 1 and ws[ok].sum() > 0 else np.nan
-        row.update(test="ks", statistic=d, p_value=p, wasserstein=w1, wasserstein_sd=w1 / sd if sd > 0 else np.nan)
-    else:
-        stat, p, _ = chi2_test(s, t, source_weight=ws, target_weight=wt)
-        row.update(test="chi2", statistic=stat, p_value=p, wasserstein=np.nan, wasserstein_sd=np.nan)
-    return row
+        st = numeric_shift(s, t, ws, wt, n_bins=n_bins, floor=floor)
+        sd = st.pop("sd")
+        w1 = st["wasserstein"]
+        return {"feature": name, "kind": kind, **st, "test": "ks",
+                "wasserstein_sd": w1 / sd if sd > 0 else np.nan}
+    st = categorical_shift(s, t, ws, wt, floor=floor)
+    return {"feature": name, "kind": kind, **st, "test": "chi2", "wasserstein": np.nan, "wasserstein_sd": np.nan}
 
 
 def feature_shift(source: pd.DataFrame, target: pd.DataFrame, *, numeric=(), categorical=(), source_weight=None,
