@@ -104,10 +104,10 @@ def stage_overhead(stages: dict, t_prot: list[float], t_bare: list[float]) -> li
     out = []
     n = len(t_bare)
     rows = {k: v[-n:] for k, v in stages.items()}
-    rows["fit"] = [f - b for f, b in zip(rows["fit"], t_bare)]
-    rows["total"] = [p - b for p, b in zip(t_prot, t_bare)]
+    rows["fit"] = [f - b for f, b in zip(rows["fit"], t_bare, strict=True)]
+    rows["total"] = [p - b for p, b in zip(t_prot, t_bare, strict=True)]
     for k, v in rows.items():
-        r = [100 * x / b for x, b in zip(v, t_bare)]
+        r = [100 * x / b for x, b in zip(v, t_bare, strict=True)]
         goal = f"  (goal <= {GOALS[k]:.0f}%)" if k in GOALS else ""
         label = "fit beyond the bare fits" if k == "fit" else k
         out.append(f"{label:<26} {statistics.median(r):6.1f}% [{min(r):.1f}–{max(r):.1f}%]{goal}")

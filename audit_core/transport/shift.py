@@ -125,10 +125,11 @@ def shift_bins(source, target, *, kind: str, n_bins: int = 10, source_weight=Non
     ts, tt = _text(source), _text(target)
     seen = pd.unique(np.concatenate([ts, tt]))
     levels = sorted(str(v) for v in seen if isinstance(v, str))
-    lookup = {v: i for i, v in enumerate(levels)}
+    index = pd.Index(levels, dtype=object)
 
-    def code_(t):
-        return np.array([lookup[v] if isinstance(v, str) else len(levels) for v in t], dtype=int)
+    def code_(t):  # a level's position; anything not text (missing) is the last bin
+        k = index.get_indexer(t).astype(int)
+        return np.where(k < 0, len(levels), k)
 
     return code_(ts), code_(tt), levels + ["<missing>"]
 
