@@ -1,7 +1,8 @@
 """Domain classifiers: how well the features tell target records from source records (cross-fitted AUROC).
 
 * **Joint**: a histogram gradient-boosting classifier (scikit-learn's
-  ``HistGradientBoostingClassifier`` on one thread: 50 trees of at most 15 leaves, no early
+  ``HistGradientBoostingClassifier`` on one thread: ``n_trees`` trees (default 50; a Transport run uses
+  30 over 3 folds, :data:`~audit_core.transport.shift_link.CLASSIFIER_TREES`) of at most 15 leaves, no early
   stopping, seeded; categoricals as native categories, the 250 most frequent
   levels kept and the rest pooled; missing values handled by the trees) on all
   the features, fitted with the record weights (none when they are all
