@@ -161,9 +161,12 @@ def prevalence(y_true, p=None, *, sample_weight=None) -> float:
     return float(np.dot(w, y) / w.sum())
 
 
-def _levels(y: np.ndarray, q: np.ndarray, w: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Positive and negative weight of each distinct score, scores ascending (ties grouped)."""
-    order = np.argsort(q, kind="stable")
+def _levels(y: np.ndarray, q: np.ndarray, w: np.ndarray, order: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Positive and negative weight of each distinct score, scores ascending (ties grouped).
+
+    ``order``: ``np.argsort(q, kind="stable")`` when the caller has it.
+    """
+    order = np.argsort(q, kind="stable") if order is None else order
     s = q[order]
     starts = np.flatnonzero(np.r_[True, s[1:] != s[:-1]])
     return np.add.reduceat((w * y)[order], starts), np.add.reduceat((w * (1 - y))[order], starts)
@@ -486,13 +489,15 @@ def calibration_slope(y_true, p, *, sample_weight=None) -> float:
     return calibration_intercept_slope(y_true, p, sample_weight=sample_weight)[1]
 
 
-def metric_values(y_true, p, names=None, *, sample_weight=None, n_bins: int = 15) -> dict[str, float]:
+def metric_values(y_true, p, names=None, *, sample_weight=None, n_bins: int = 15,
+                  order: np.ndarray | None = None) -> dict[str, float]:
     """Several registry metrics of one ``(y, p)`` at once; ``names`` defaults to all of :data:`METRICS`.
 
     The same values as calling each registry function, but the inputs are
     checked once and the calibration logistic is fitted once when both the
     intercept and the slope are asked for (they are the two coefficients of
-    one fit, ``logit P(Y=1) = a + b · logit p̂``).
+    one fit, ``logit P(Y=1) = a + b · logit p̂``). ``order``, when the caller
+    has it, is ``np.argsort(p, kind="stable")`` (the ranking metrics then do not sort).
 
     Returns
     -------
@@ -513,7 +518,7 @@ def metric_values(y_true, p, names=None, *, sample_weight=None, n_bins: int = 15
                 out[name] = float("nan") if name != "average_precision" or pi <= 0 else _ap_levels(
                     np.array([w.sum()]), np.array([0.0]))
                 continue
-            lv = _levels(y, q, w) if lv is None else lv  # one sort for the three ranking metrics
+            lv = _levels(y, q, w, order) if lv is None else lv  # one sort for the three ranking metrics
             if name == "auroc":
                 out[name] = _auroc_levels(*lv)
             else:

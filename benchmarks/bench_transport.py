@@ -29,6 +29,15 @@ printed as the median with the min–max over the repeats.
    (``pip install -r requirements-bench.txt``), the peer is scikit-learn +
    NumPy and the line says so.
 
+   Then binned against exact is judged against reseeding: the largest endpoint
+   gap and the verdict flips of binned vs exact are printed next to those of
+   the exact bootstrap against itself with another seed (the first must not
+   exceed the second).
+
+Part 1 also prints the overhead by stage (each stage's CPU in % of the same
+repeat's bare fits; the feature shift, inside the heterogeneity stage, on its
+own line) against the goals of issue 25.
+
 ``--stresses`` also times stage 6 (degradation, capped at 20,000 rows per test
 set) once. ``--skip-exact`` skips part 2 (each exact bootstrap takes about 20 s).
 """
@@ -52,7 +61,7 @@ from audit_core.transport import TransportAudit, TransportConfig  # noqa: E402
 from audit_core.transport.changes import replicates  # noqa: E402
 from audit_core.transport.splits import PARTITIONS  # noqa: E402
 
-STAGES = ("split", "fit", "evaluate", "transport", "classify", "stress", "heterogeneity")
+STAGES = ("split", "fit", "evaluate", "transport", "classify", "stress", "heterogeneity")  # heterogeneity: without the feature shift
 
 
 def synthetic(n: int, *, shift: float, seed: int) -> pd.DataFrame:
@@ -91,13 +100,61 @@ def ratio_line(name: str, a: list[float], b: list[float], *, percent_over: bool 
 
 
 # ------------------------------------------------------------ 1. protocol vs bare fits
+#: the issue 25 shares of the bare fits' CPU: whole overhead, bootstrap (classify) and feature shift
+GOALS = {"total": 150.0, "classify": 50.0, "feature shift": 30.0}
+
+
+def stage_overhead(stages: dict, t_prot: list[float], t_bare: list[float]) -> list[str]:
+    """One line per stage: its CPU in % of the same repeat's bare fits, median [min–max].
+
+    ``fit`` is reported beyond the bare fits (the fit stage's CPU minus the bare fits'), so the
+    lines add up to the total overhead; the goal of a stage, when it has one, is printed beside it.
+    """
+    out = []
+    n = len(t_bare)
+    rows = {k: v[-n:] for k, v in stages.items()}
+    rows["fit"] = [f - b for f, b in zip(rows["fit"], t_bare, strict=True)]
+    rows["total"] = [p - b for p, b in zip(t_prot, t_bare, strict=True)]
+    for k, v in rows.items():
+        r = [100 * x / b for x, b in zip(v, t_bare, strict=True)]
+        goal = f"  (goal <= {GOALS[k]:.0f}%)" if k in GOALS else ""
+        label = "fit beyond the bare fits" if k == "fit" else k
+        out.append(f"{label:<26} {statistics.median(r):6.1f}% [{min(r):.1f}–{max(r):.1f}%]{goal}")
+    return out
+
+
 def protocol(cfg, src, tgt, stage_times: dict) -> TransportAudit:
+    """Run the protocol stage by stage, adding each stage's CPU to ``stage_times``.
+
+    The feature shift (inside the heterogeneity stage) is timed on its own as ``feature shift``
+    (its time stays in ``heterogeneity`` too; the by-stage table subtracts it).
+    """
+    import audit_core.transport.heterogeneity as het
+
+    inner = het.shift_tables
+    spent = []
+
+    def timed(state):
+        t, out = cpu(inner, state)
+        spent.append(t)
+        return out
+
+    het.shift_tables = timed
+    try:
+        return _protocol(cfg, src, tgt, stage_times, spent)
+    finally:
+        het.shift_tables = inner
+
+
+def _protocol(cfg, src, tgt, stage_times: dict, spent: list) -> TransportAudit:
     audit = TransportAudit(cfg)
     t, _ = cpu(audit.declare, src, tgt)
     stage_times.setdefault("declare", []).append(t)
     for stage in STAGES:
         t, _ = cpu(getattr(audit, stage))
         stage_times.setdefault(stage, []).append(t)
+    stage_times.setdefault("feature shift", []).append(sum(spent))
+    stage_times["heterogeneity"][-1] -= sum(spent)
     t, res = cpu(audit.result)
     stage_times.setdefault("result", []).append(t)
     audit.res = res
@@ -119,6 +176,20 @@ def bootstrap_only(audit, cfg, exact: bool) -> dict:
     state = replace(audit.state, config=replace(cfg, exact_bootstrap=exact))
     with audit_serial():
         return replicates(state)
+
+
+def reseeding_check(audit, cfg) -> tuple[dict, dict]:
+    """Verdict agreement of binned vs exact, and of exact vs exact with another bootstrap seed."""
+    from audit_core.transport.changes import classify_changes
+    from audit_core.transport.verdicts import verdict_agreement
+
+    def verdicts(**kw):
+        with audit_serial():
+            return classify_changes(replace(audit.state, config=replace(cfg, **kw)))[1]
+
+    exact = verdicts(exact_bootstrap=True)
+    return (verdict_agreement(verdicts(exact_bootstrap=False), exact),
+            verdict_agreement(verdicts(exact_bootstrap=True, seed=cfg.seed + 1), exact))
 
 
 def audit_serial():
@@ -264,8 +335,11 @@ def main() -> int:
         rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
         print(f"1. protocol (binned bootstrap): {summary(t_prot)} s; bare {cfg.n_refits} x (fit + predict_proba): "
               f"{summary(t_bare)} s")
-        print("   " + ratio_line("overhead beyond the bare fits (goal <= 50%)", t_prot, t_bare, percent_over=True))
+        print("   " + ratio_line("overhead beyond the bare fits (goal <= 150%)", t_prot, t_bare, percent_over=True))
         print("   stage CPU seconds (median): " + ", ".join(f"{k} {statistics.median(v):.2f}" for k, v in stages.items()))
+        print("   overhead by stage, % of the bare fits (median [min–max] over the repeats):")
+        for line in stage_overhead(stages, t_prot, t_bare):
+            print("     " + line)
         print(f"   result rows {len(audit.res.table)}; peak RSS {rss:.0f} MiB")
 
         if not args.skip_exact:
@@ -283,6 +357,11 @@ def main() -> int:
                   + ratio_line("exact / binned", te, tb))
             print(f"   largest |endpoint difference| of the verdict intervals: {gaps[0]:.1e} "
                   f"(step statistics: {gaps[1]:.1e})")
+            be, ee = reseeding_check(audit, cfg)
+            print(f"   judged against reseeding ({be['rows']} verdicts): binned vs exact: largest |Δ endpoint| "
+                  f"{be['max_gap']:.2e} ({be['max_gap_width']:.1%} of the width), {be['flips']} verdict flips; "
+                  f"exact vs exact reseeded: {ee['max_gap']:.2e} ({ee['max_gap_width']:.1%}), {ee['flips']} flips "
+                  f"-> {'OK' if be['max_gap'] <= ee['max_gap'] and be['flips'] <= ee['flips'] else 'NOT MET'}")
 
         try:
             import mapie  # noqa: F401

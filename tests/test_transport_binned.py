@@ -337,3 +337,29 @@ def test_metric_values_fits_the_calibration_logistic_once(monkeypatch):
     for name, f in METRICS.items():
         assert vals[name] == pytest.approx(f(y, p, sample_weight=w), rel=1e-12, abs=1e-15), name
     assert calls["n"] == 1 + 2  # the registry functions fit once each: intercept and slope
+
+
+def test_binned_against_exact_within_the_reseeding_noise(loan):
+    """Issue 25: binned-vs-exact must move intervals and verdicts no more than the exact bootstrap reseeded.
+
+    One fitted run (loan sample, weighted, two mappings); the classify stage with the binned bootstrap,
+    the exact one, and the exact one with another seed (bootstrap seed = seed + 7919).
+    """
+    from audit_core.transport.changes import classify_changes
+    from audit_core.transport.verdicts import verdict_agreement
+
+    cfg = TransportConfig.from_dataset(loan, n_refits=2, n_bootstrap=200, stresses=(), mappings=("platt", "isotonic"))
+    audit = TransportAudit(cfg).declare(loan.frame).split().fit().evaluate().transport()
+
+    def verdicts(**kw):
+        return classify_changes(replace(audit.state, config=replace(cfg, **kw)))[1]
+
+    exact = verdicts(exact_bootstrap=True)
+    binned = verdicts(exact_bootstrap=False)
+    reseeded = verdicts(exact_bootstrap=True, seed=cfg.seed + 1)
+    be, ee = verdict_agreement(binned, exact), verdict_agreement(reseeded, exact)
+    print(f"binned vs exact {be}; exact reseeded vs exact {ee}")
+    assert be["rows"] == ee["rows"] > 50
+    assert ee["max_gap"] > 0  # the reseeded bootstrap draws other replicates
+    assert be["max_gap"] <= ee["max_gap"] and be["max_gap_width"] <= ee["max_gap_width"], (be, ee)
+    assert be["flips"] <= ee["flips"], (be, ee)

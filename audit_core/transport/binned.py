@@ -175,6 +175,8 @@ class CellLayout:
         ECE bins (their edges are forced cuts, with the metric's closedness).
     n_bins : int
         Target number of equal-count bins (:func:`bin_starts`).
+    order : ndarray (n,), optional
+        ``np.argsort(p, kind="stable")`` when the caller has it (the evaluation stage's).
     **bin_options
         ``logit_step`` and ``top_share`` of :func:`bin_starts`.
 
@@ -192,10 +194,11 @@ class CellLayout:
         Every bin holds one distinct score (then every statistic is exact).
     """
 
-    def __init__(self, y, p, steps=None, *, n_ece_bins: int = 15, n_bins: int = DEFAULT_BINS, **bin_options) -> None:
+    def __init__(self, y, p, steps=None, *, n_ece_bins: int = 15, n_bins: int = DEFAULT_BINS, order=None,
+                 **bin_options) -> None:
         y = np.asarray(y).astype(np.intp)
         p = np.asarray(p, dtype=float)
-        self.order = np.argsort(p, kind="stable")
+        self.order = np.argsort(p, kind="stable") if order is None else np.asarray(order)
         s, ys = p[self.order], y[self.order]
         self.ece_bin = bin_ids(p, n_ece_bins)
         codes = [c[self.order] for c in _signature([self.ece_bin] + list((steps or {}).values()))]

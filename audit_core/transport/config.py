@@ -60,6 +60,7 @@ def class_names_of(config: Mapping[str, Any], target: str | None = None) -> tupl
 _COUNT_RANGES = {"n_refits": (1, 1000), "n_bootstrap": (1, 100_000), "n_bins": (1, 1000),
                  "degradation_m": (1, 10_000), "n_random_sets": (1, 10_000), "bootstrap_chunk": (1, 100_000),
                  "stress_max_rows": (1, 10**9), "mi_max_rows": (1, 10**9), "min_subgroup": (1, 10**9),
+                 "shift_max_rows": (2, 10**9),
                  # seed * 1000 + refit seeds scikit-learn, whose random_state must be below 2**32
                  "seed": (0, (2**32 - 1) // 1000 - 1)}
 _SEQUENCES = ("targets", "numeric", "categorical", "strata_columns", "models", "mappings", "alphas",
@@ -149,6 +150,11 @@ class TransportConfig:
         their memory and time on large tables.
     mi_max_rows : int
         Row cap of the train sample for the mutual-information ranking.
+    shift_max_rows : int, default 20000
+        Row cap per domain of the numeric features' shift statistics (PSI,
+        KS, Wasserstein; a seeded sample, recorded in the manifest's
+        ``feature_shift``); categorical features use every record, and the
+        domain classifier has its own cap, ``min(10000, stress_max_rows)``.
     min_subgroup : int
         Smallest subgroup reported.
     input_files : tuple of str
@@ -206,6 +212,7 @@ class TransportConfig:
     oracle_rate: float = 0.3
     stress_max_rows: int = 20000
     mi_max_rows: int = 5000
+    shift_max_rows: int = 20000
     min_subgroup: int = 20
     bootstrap_chunk: int = 8
     level: float = 0.95

@@ -1,7 +1,8 @@
 """Domain classifiers: how well the features tell target records from source records (cross-fitted AUROC).
 
 * **Joint**: a histogram gradient-boosting classifier (scikit-learn's
-  ``HistGradientBoostingClassifier`` on one thread: 50 trees of at most 15 leaves, no early
+  ``HistGradientBoostingClassifier`` on one thread: ``n_trees`` trees (default 50; a Transport run uses
+  30 over 3 folds, :data:`~audit_core.transport.shift_link.CLASSIFIER_TREES`) of at most 15 leaves, no early
   stopping, seeded; categoricals as native categories, the 250 most frequent
   levels kept and the rest pooled; missing values handled by the trees) on all
   the features, fitted with the record weights (none when they are all
@@ -57,10 +58,15 @@ def _histogram_scores(values: np.ndarray, kind: str, y: np.ndarray, w: np.ndarra
     """Out-of-fold bin scores ``t_b / (t_b + s_b)`` of one feature (n,)."""
     scores = np.empty(values.size)
     balanced = _balanced(y, w)
+    if kind == "numeric":
+        values = numeric_values(values)  # once, not per fold
+    else:  # the levels of every fold's training records together are all the levels: one coding
+        _, codes, labels = shift_bins(values, values, kind=kind)
     for k in np.unique(folds):
         tr = folds != k
         src = tr & ~y
-        _, codes, labels = shift_bins(values[tr], values, kind=kind, n_bins=n_bins, source_weight=balanced[tr])
+        if kind == "numeric":
+            _, codes, labels = shift_bins(values[tr], values, kind=kind, n_bins=n_bins, source_weight=balanced[tr])
         nb = len(labels)
         s = np.bincount(codes[src], weights=w[src], minlength=nb) / max(w[src].sum(), 1e-300)
         tgt = tr & y
@@ -87,7 +93,7 @@ def _encode(frame: pd.DataFrame, feats) -> tuple[np.ndarray, np.ndarray]:
     return np.column_stack(cols), np.array(is_cat)
 
 
-def _joint_scores(X, is_cat, y, w, folds, seed) -> np.ndarray:
+def _joint_scores(X, is_cat, y, w, folds, seed, n_trees: int = 50) -> np.ndarray:
     from sklearn.ensemble import HistGradientBoostingClassifier
     from threadpoolctl import threadpool_limits
 
@@ -96,7 +102,7 @@ def _joint_scores(X, is_cat, y, w, folds, seed) -> np.ndarray:
     scores = np.empty(len(y))
     for k in np.unique(folds):
         tr = folds != k
-        clf = HistGradientBoostingClassifier(max_iter=50, max_leaf_nodes=15, learning_rate=0.1, early_stopping=False,
+        clf = HistGradientBoostingClassifier(max_iter=n_trees, max_leaf_nodes=15, learning_rate=0.1, early_stopping=False,
                                              categorical_features=is_cat if is_cat.any() else None, random_state=seed)
         with threadpool_limits(limits=1, user_api="openmp"):  # one thread: fast on a shared machine, fixed order
             clf.fit(X[tr], y[tr].astype(int), sample_weight=None if fit_w is None else fit_w[tr])
@@ -105,7 +111,7 @@ def _joint_scores(X, is_cat, y, w, folds, seed) -> np.ndarray:
 
 
 def domain_aurocs(source: pd.DataFrame, target: pd.DataFrame, feats, ws: np.ndarray, wt: np.ndarray, *, n_bins: int,
-                  n_folds: int, seed: int, max_rows: int):
+                  n_folds: int, seed: int, max_rows: int, n_trees: int = 50):
     """Joint and per-feature cross-fitted domain AUROCs.
 
     Parameters
@@ -114,8 +120,8 @@ def domain_aurocs(source: pd.DataFrame, target: pd.DataFrame, feats, ws: np.ndar
     feats : sequence of (name, kind)
     ws, wt : ndarray, shapes (n,) and (m,)
         Record weights.
-    n_bins, n_folds, seed, max_rows : int
-        See :func:`~audit_core.transport.shift.feature_shift`.
+    n_bins, n_folds, seed, max_rows, n_trees : int
+        See :func:`~audit_core.transport.shift_link.feature_shift`.
 
     Returns
     -------
@@ -140,7 +146,7 @@ def domain_aurocs(source: pd.DataFrame, target: pd.DataFrame, feats, ws: np.ndar
     per = {f: auroc(y.astype(int), _histogram_scores(both[f].to_numpy(), kind, y, w, folds, n_bins), sample_weight=w)
            for f, kind in feats}
     X, is_cat = _encode(both, feats)
-    s = _joint_scores(X, is_cat, y, w, folds, seed)
+    s = _joint_scores(X, is_cat, y, w, folds, seed, n_trees)
     fold_auc = tuple(auroc(y[folds == k].astype(int), s[folds == k], sample_weight=w[folds == k])
                      for k in range(n_folds))
     return auroc(y.astype(int), s, sample_weight=w), fold_auc, per, int(len(y))

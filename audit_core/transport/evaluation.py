@@ -9,7 +9,7 @@ bootstrap for the same quantities.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -67,8 +67,8 @@ def fit_rules(y_sel, p_sel, *, selection_rates, alphas, hcep_thresholds, sample_
     return Rules(thr, q, tuple(float(t) for t in hcep_thresholds))
 
 
-def _metric_rows(y, p, w, weighting, n_bins) -> list[dict]:
-    vals = metric_values(y, p, sample_weight=w, n_bins=n_bins)
+def _metric_rows(y, p, w, weighting, n_bins, order=None) -> list[dict]:
+    vals = metric_values(y, p, sample_weight=w, n_bins=n_bins, order=order)
     return [dict(analysis="metrics", metric=k, value=v, weighting=weighting) for k, v in vals.items()]
 
 
@@ -77,7 +77,7 @@ def _mean(v, w) -> float:
 
 
 def evaluate_pipeline(y, p, rules: Rules | None, *, weights=None, n_bins: int = 15, metrics: bool = True,
-                      extra=None) -> list[dict]:
+                      extra=None, order=None) -> list[dict]:
     """Rows for one pipeline on one test set.
 
     Parameters
@@ -95,6 +95,8 @@ def evaluate_pipeline(y, p, rules: Rules | None, *, weights=None, n_bins: int = 
     extra : dict of str to ndarray (n,), optional
         Per-record columns of mapping-specific metrics (the Venn-Abers
         interval width): each is reported, with the registry, as its (weighted) mean.
+    order : ndarray (n,), optional
+        ``np.argsort(p, kind="stable")``, when the caller has it.
     """
     y = np.asarray(y).astype(int)
     p = np.asarray(p, dtype=float)
@@ -102,7 +104,7 @@ def evaluate_pipeline(y, p, rules: Rules | None, *, weights=None, n_bins: int = 
     schemes = [("unweighted", None)] + ([("weighted", weights)] if weights is not None else [])
     for weighting, w in schemes:
         if metrics:
-            rows += _metric_rows(y, p, w, weighting, n_bins)
+            rows += _metric_rows(y, p, w, weighting, n_bins, order)
             rows += [dict(analysis="metrics", metric=k, value=_mean(v, w), weighting=weighting)
                      for k, v in (extra or {}).items()]
         if rules is None:
@@ -199,15 +201,22 @@ def bootstrap_spec(y, p, rules: Rules, *, n_bins: int = 15, extra=None):
 
 
 def evaluate(state: TransportState, *, tick: Tick = no_tick) -> TransportState:
-    """Stage 4: the metric registry on the ID test and the OOD test (weighted when weights exist)."""
+    """Stage 4: the metric registry on the ID test and the OOD test (weighted when weights exist).
+
+    Each test set's score order (stable ascending ``p̂``) is sorted once here and kept in
+    ``state.orders`` for the bootstrap's cell layouts (:mod:`.replicates`).
+    """
     c = state.config
     out = []
+    orders = {}
     with serial_blas():
         for i, (r, m) in enumerate(state.pipes):
             tick(i / len(state.pipes), f"Evaluating refit {r + 1}")
             for mp in c.mappings:
                 for dom, y, w, _ in state.test_sets(r):
-                    rows = evaluate_pipeline(y, state.mapped(r, m, mp, dom), None, weights=w, n_bins=c.n_bins,
-                                             extra=state.extra(r, m, mp, dom))
+                    p = state.mapped(r, m, mp, dom)
+                    order = orders[(r, m, mp, dom)] = np.argsort(p, kind="stable")
+                    rows = evaluate_pipeline(y, p, None, weights=w, n_bins=c.n_bins,
+                                             extra=state.extra(r, m, mp, dom), order=order)
                     out += result_rows(c, rows, domain=dom, model=m, mapping=mp, refit=r)
-    return state.with_rows(out)
+    return replace(state.with_rows(out), orders=orders)

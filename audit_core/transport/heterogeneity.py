@@ -34,7 +34,9 @@ def heterogeneity(state: TransportState, *, tick: Tick = no_tick) -> TransportSt
         state = state.with_rows(heterogeneity_rows(state))
         if state.target is not None and state.config.features:
             tick(0.5, "Feature shift between the domains")
-            state = replace(state, tables={**state.tables, **shift_tables(state)})
+            tables, options = shift_tables(state)
+            state = replace(state, tables={**state.tables, **tables},
+                            manifest={**state.manifest, "feature_shift": options})
     return state
 
 

@@ -126,7 +126,7 @@ def binned_bootstrap(state: TransportState, *, tick: Tick = no_tick) -> dict:
                 steps = dict(lin)
                 for k, (num, den) in ratios.items():
                     steps[k + ":num"], steps[k + ":den"] = num, den
-                layout = CellLayout(y, p, steps, n_ece_bins=c.n_bins)
+                layout = CellLayout(y, p, steps, n_ece_bins=c.n_bins, order=state.orders.get((r, m, mp, dom)))
                 schemes = {"unweighted": BinnedMetrics(layout, y, p, None, n_bins=c.n_bins, linear=lin, ratios=ratios)}
                 if weighted:
                     schemes["weighted"] = BinnedMetrics(layout, y, p, w, n_bins=c.n_bins, linear=lin, ratios=ratios)

@@ -38,7 +38,7 @@ from audit_core.errors import fail
 
 
 __all__ = ["shift_bins", "psi", "ks_test", "chi2_test", "wasserstein", "weighted_quantile_edges", "n_effective",
-           "numeric_values", "check_weights"]
+           "numeric_values", "check_weights", "numeric_shift", "categorical_shift"]
 
 def check_weights(w, n: int) -> np.ndarray:
     if w is None:
@@ -51,6 +51,9 @@ def check_weights(w, n: int) -> np.ndarray:
 
 
 def numeric_values(x) -> np.ndarray:
+    """Float values of ``x`` (n,); text that is not a number becomes NaN."""
+    if isinstance(x, np.ndarray) and x.dtype.kind in "fiu":  # already numbers: the same values, no parsing
+        return x.astype(float)
     return pd.to_numeric(pd.Series(np.asarray(x, dtype=object)), errors="coerce").to_numpy(dtype=float)
 
 
@@ -73,7 +76,14 @@ def weighted_quantile_edges(x: np.ndarray, w: np.ndarray, n_bins: int) -> np.nda
     if x.size == 0 or w.sum() <= 0:
         return np.empty(0)
     order = np.argsort(x, kind="stable")
-    xs, cdf = x[order], np.cumsum(w[order]) / w.sum()
+    return _edges_sorted(x[order], w[order], w.sum(), n_bins)
+
+
+def _edges_sorted(xs: np.ndarray, ws: np.ndarray, total: float, n_bins: int) -> np.ndarray:
+    """:func:`weighted_quantile_edges` of non-missing values already sorted (stably) with their weights."""
+    if xs.size == 0 or total <= 0:
+        return np.empty(0)
+    cdf = np.cumsum(ws) / total
     qs = np.arange(1, n_bins) / n_bins
     idx = np.minimum(np.searchsorted(cdf, qs - 1e-12, side="left"), xs.size - 1)
     return np.unique(xs[idx])
@@ -115,16 +125,34 @@ def shift_bins(source, target, *, kind: str, n_bins: int = 10, source_weight=Non
     ts, tt = _text(source), _text(target)
     seen = pd.unique(np.concatenate([ts, tt]))
     levels = sorted(str(v) for v in seen if isinstance(v, str))
-    lookup = {v: i for i, v in enumerate(levels)}
+    index = pd.Index(levels, dtype=object)
 
-    def code_(t):
-        return np.array([lookup[v] if isinstance(v, str) else len(levels) for v in t], dtype=int)
+    def code_(t):  # a level's position; anything not text (missing) is the last bin
+        k = index.get_indexer(t).astype(int)
+        return np.where(k < 0, len(levels), k)
 
     return code_(ts), code_(tt), levels + ["<missing>"]
 
 
 def _shares(codes: np.ndarray, w: np.ndarray, n: int) -> np.ndarray:
     return np.bincount(codes, weights=w, minlength=n) / w.sum()
+
+
+def _psi_codes(cs: np.ndarray, ct: np.ndarray, ws: np.ndarray, wt: np.ndarray, n: int, floor: float) -> float:
+    s = np.maximum(_shares(cs, ws, n), floor)
+    t = np.maximum(_shares(ct, wt, n), floor)
+    return float(np.sum((t - s) * np.log(t / s)))
+
+
+def _chi2_codes(cs: np.ndarray, ct: np.ndarray, ws: np.ndarray, wt: np.ndarray, n: int) -> tuple[float, float, int]:
+    obs = np.vstack([_shares(cs, ws, n) * n_effective(ws), _shares(ct, wt, n) * n_effective(wt)])
+    obs = obs[:, obs.sum(axis=0) > 0]
+    if obs.shape[1] < 2:
+        return 0.0, 1.0, 0
+    expected = obs.sum(axis=1, keepdims=True) * obs.sum(axis=0, keepdims=True) / obs.sum()
+    stat = float(np.sum((obs - expected) ** 2 / expected))
+    dof = obs.shape[1] - 1
+    return stat, float(stats.chi2.sf(stat, dof)), dof
 
 
 def psi(source, target, *, kind: str, n_bins: int = 10, floor: float = 1e-4, source_weight=None,
@@ -141,9 +169,8 @@ def psi(source, target, *, kind: str, n_bins: int = 10, floor: float = 1e-4, sou
     0.2747
     """
     cs, ct, labels = shift_bins(source, target, kind=kind, n_bins=n_bins, source_weight=source_weight)
-    s = np.maximum(_shares(cs, check_weights(source_weight, cs.size), len(labels)), floor)
-    t = np.maximum(_shares(ct, check_weights(target_weight, ct.size), len(labels)), floor)
-    return float(np.sum((t - s) * np.log(t / s)))
+    return _psi_codes(cs, ct, check_weights(source_weight, cs.size), check_weights(target_weight, ct.size),
+                      len(labels), floor)
 
 
 def _cdf_pair(xs, xt, ws, wt):
@@ -172,8 +199,7 @@ def ks_test(source, target, *, source_weight=None, target_weight=None) -> tuple[
         return float("nan"), float("nan")
     _, fs, ft, ns, nt = pair
     d = float(np.max(np.abs(fs - ft)))
-    en = ns * nt / (ns + nt)
-    return d, float(np.clip(stats.distributions.kstwo.sf(d, max(1, round(en))), 0.0, 1.0))
+    return d, _ks_p(d, ns, nt)
 
 
 def wasserstein(source, target, *, source_weight=None, target_weight=None) -> float:
@@ -189,12 +215,82 @@ def wasserstein(source, target, *, source_weight=None, target_weight=None) -> fl
 def chi2_test(source, target, *, source_weight=None, target_weight=None) -> tuple[float, float, int]:
     """Pearson χ² of homogeneity over the categorical bins (missing a bin): ``(statistic, p_value, dof)``."""
     cs, ct, labels = shift_bins(source, target, kind="categorical")
-    ws, wt = check_weights(source_weight, cs.size), check_weights(target_weight, ct.size)
-    obs = np.vstack([_shares(cs, ws, len(labels)) * n_effective(ws), _shares(ct, wt, len(labels)) * n_effective(wt)])
-    obs = obs[:, obs.sum(axis=0) > 0]
-    if obs.shape[1] < 2:
-        return 0.0, 1.0, 0
-    expected = obs.sum(axis=1, keepdims=True) * obs.sum(axis=0, keepdims=True) / obs.sum()
-    stat = float(np.sum((obs - expected) ** 2 / expected))
-    dof = obs.shape[1] - 1
-    return stat, float(stats.chi2.sf(stat, dof)), dof
+    return _chi2_codes(cs, ct, check_weights(source_weight, cs.size), check_weights(target_weight, ct.size),
+                       len(labels))
+
+
+def _ks_p(d: float, ns: float, nt: float) -> float:
+    en = ns * nt / (ns + nt)
+    return float(np.clip(stats.distributions.kstwo.sf(d, max(1, round(en))), 0.0, 1.0))
+
+
+def numeric_shift(source, target, ws: np.ndarray, wt: np.ndarray, *, n_bins: int = 10,
+                  floor: float = 1e-4) -> dict:
+    """Every statistic of one numeric feature from one stable sort of each domain's values.
+
+    The same values as :func:`shift_bins`, :func:`psi`, :func:`ks_test` and
+    :func:`wasserstein` (each of which sorts again), computed together.
+
+    Parameters
+    ----------
+    source, target : array-like, shapes (n,) and (m,)
+    ws, wt : ndarray, shapes (n,) and (m,)
+        Checked record weights (:func:`check_weights`).
+    n_bins : int, default 10
+    floor : float, default 1e-4
+
+    Returns
+    -------
+    dict
+        ``n_bins`` (bins with the missing one), ``psi``, ``missing_source``,
+        ``missing_target``, ``statistic`` and ``p_value`` (KS), ``wasserstein``
+        and ``sd`` (the weighted source SD of the non-missing values).
+
+    Examples
+    --------
+    >>> r = numeric_shift([1.0, 2.0, 3.0, 4.0], [3.0, 4.0, 5.0, 6.0], np.ones(4), np.ones(4), n_bins=2)
+    >>> r["statistic"], r["wasserstein"], r["wasserstein"] == wasserstein([1, 2, 3, 4], [3, 4, 5, 6])
+    (0.5, 2.0, True)
+    """
+    xs, xt = numeric_values(source), numeric_values(target)
+    ok_s, ok_t = ~np.isnan(xs), ~np.isnan(xt)
+    vs, vws, vt, vwt = xs[ok_s], ws[ok_s], xt[ok_t], wt[ok_t]
+    os_, ot = np.argsort(vs, kind="stable"), np.argsort(vt, kind="stable")
+    ss, sws, st, swt = vs[os_], vws[os_], vt[ot], vwt[ot]
+    edges = _edges_sorted(ss, sws, vws.sum(), n_bins) if vs.size else np.empty(0)
+    nb = edges.size + 1
+    cs = np.where(~ok_s, nb, np.searchsorted(edges, xs, side="left"))
+    ct = np.where(~ok_t, nb, np.searchsorted(edges, xt, side="left"))
+    out = {"n_bins": nb + 1, "psi": _psi_codes(cs, ct, ws, wt, nb + 1, floor),
+           "missing_source": float(np.dot(~ok_s, ws) / ws.sum()), "missing_target": float(np.dot(~ok_t, wt) / wt.sum())}
+    if vs.size == 0 or vt.size == 0 or vws.sum() <= 0 or vwt.sum() <= 0:
+        out.update(statistic=float("nan"), p_value=float("nan"), wasserstein=float("nan"))
+    else:
+        both = np.sort(np.concatenate([ss, st]), kind="stable")  # two sorted runs: a merge
+        grid = both[np.r_[True, both[1:] != both[:-1]]]
+        fs = np.r_[0.0, np.cumsum(sws) / vws.sum()][np.searchsorted(ss, grid, side="right")]
+        ft = np.r_[0.0, np.cumsum(swt) / vwt.sum()][np.searchsorted(st, grid, side="right")]
+        d = float(np.max(np.abs(fs - ft)))
+        out.update(statistic=d, p_value=_ks_p(d, n_effective(vws), n_effective(vwt)),
+                   wasserstein=float(np.sum(np.abs(fs - ft)[:-1] * np.diff(grid))))
+    ok = ok_s.sum() > 1 and vws.sum() > 0
+    out["sd"] = float(np.sqrt(np.cov(vs, aweights=vws, ddof=0))) if ok else np.nan
+    return out
+
+
+def categorical_shift(source, target, ws: np.ndarray, wt: np.ndarray, *, floor: float = 1e-4) -> dict:
+    """PSI, χ² and the missing shares of one categorical feature from one coding of its levels.
+
+    The same values as :func:`psi` and :func:`chi2_test` (each of which codes the levels again).
+
+    Returns
+    -------
+    dict
+        ``n_bins``, ``psi``, ``missing_source``, ``missing_target``, ``statistic`` and ``p_value`` (χ²).
+    """
+    cs, ct, labels = shift_bins(source, target, kind="categorical")
+    nb = len(labels)
+    stat, p, _ = _chi2_codes(cs, ct, ws, wt, nb)
+    return {"n_bins": nb, "psi": _psi_codes(cs, ct, ws, wt, nb, floor), "statistic": stat, "p_value": p,
+            "missing_source": float(np.dot(cs == nb - 1, ws) / ws.sum()),
+            "missing_target": float(np.dot(ct == nb - 1, wt) / wt.sum())}

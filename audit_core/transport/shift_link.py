@@ -16,10 +16,11 @@ import pandas as pd
 from audit_core.errors import fail
 
 from .domain import domain_aurocs
-from .shift import check_weights, numeric_values, chi2_test, ks_test, psi, shift_bins, wasserstein
+from .shift import categorical_shift, check_weights, numeric_shift
 from .state import TransportState
 
-__all__ = ["SHIFT_COLUMNS", "LINK_COLUMNS", "HARM_FLAG", "FeatureShiftResult", "feature_shift", "link_shift", "shift_tables"]
+__all__ = ["SHIFT_COLUMNS", "LINK_COLUMNS", "HARM_FLAG", "CLASSIFIER_FOLDS", "CLASSIFIER_TREES", "FeatureShiftResult",
+           "feature_shift", "link_shift", "shift_tables"]
 
 #: Columns of :attr:`FeatureShiftResult.table`, one row per feature.
 SHIFT_COLUMNS = ("rank", "feature", "kind", "psi", "test", "statistic", "p_value", "wasserstein", "wasserstein_sd",
@@ -48,7 +49,8 @@ class FeatureShiftResult:
     n_classifier_rows : int
         Records the domain classifier used (capped per domain).
     options : dict
-        ``n_bins``, ``floor``, ``n_folds``, ``seed``, ``max_rows``.
+        ``n_bins``, ``floor``, ``n_folds``, ``seed``, ``max_rows``, ``n_trees``, ``stat_max_rows`` and
+        ``n_stat_rows`` (records per domain the statistics read).
     """
 
     table: pd.DataFrame
@@ -63,27 +65,20 @@ class FeatureShiftResult:
 
 
 def _feature_row(name, kind, s, t, ws, wt, *, n_bins, floor) -> dict:
-    cs, ct, labels = shift_bins(s, t, kind=kind, n_bins=n_bins, source_weight=ws)
-    ms, mt = cs == len(labels) - 1, ct == len(labels) - 1
-    row = {"feature": name, "kind": kind, "n_bins": len(labels),
-           "psi": psi(s, t, kind=kind, n_bins=n_bins, floor=floor, source_weight=ws, target_weight=wt),
-           "missing_source": float(np.dot(ms, ws) / ws.sum()), "missing_target": float(np.dot(mt, wt) / wt.sum())}
     if kind == "numeric":
-        d, p = ks_test(s, t, source_weight=ws, target_weight=wt)
-        w1 = wasserstein(s, t, source_weight=ws, target_weight=wt)
-        xs = numeric_values(s)
-        ok = ~np.isnan(xs)
-        sd = float(np.sqrt(np.cov(xs[ok], aweights=ws[ok], ddof=0))) if ok.sum() > 1 and ws[ok].sum() > 0 else np.nan
-        row.update(test="ks", statistic=d, p_value=p, wasserstein=w1, wasserstein_sd=w1 / sd if sd > 0 else np.nan)
-    else:
-        stat, p, _ = chi2_test(s, t, source_weight=ws, target_weight=wt)
-        row.update(test="chi2", statistic=stat, p_value=p, wasserstein=np.nan, wasserstein_sd=np.nan)
-    return row
+        st = numeric_shift(s, t, ws, wt, n_bins=n_bins, floor=floor)
+        sd = st.pop("sd")
+        w1 = st["wasserstein"]
+        return {"feature": name, "kind": kind, **st, "test": "ks",
+                "wasserstein_sd": w1 / sd if sd > 0 else np.nan}
+    st = categorical_shift(s, t, ws, wt, floor=floor)
+    return {"feature": name, "kind": kind, **st, "test": "chi2", "wasserstein": np.nan, "wasserstein_sd": np.nan}
 
 
 def feature_shift(source: pd.DataFrame, target: pd.DataFrame, *, numeric=(), categorical=(), source_weight=None,
                   target_weight=None, n_bins: int = 10, floor: float = 1e-4, n_folds: int = 5, seed: int = 0,
-                  max_rows: int = 10000, classifier: bool = True) -> FeatureShiftResult:
+                  max_rows: int = 10000, classifier: bool = True, n_trees: int = 50,
+                  stat_max_rows: int | None = None) -> FeatureShiftResult:
     """Shift of every declared raw feature between ``source`` and ``target``, ranked by PSI.
 
     Parameters
@@ -105,6 +100,15 @@ def feature_shift(source: pd.DataFrame, target: pd.DataFrame, *, numeric=(), cat
         Records per domain the domain classifiers use (a seeded sample above it).
     classifier : bool, default True
         False skips the domain classifiers (AUROCs are NaN).
+    n_trees : int, default 50
+        Trees of the joint domain classifier.
+    stat_max_rows : int, optional
+        Records per domain the statistics of a numeric feature (PSI, KS,
+        Wasserstein, which sort its values) use: one seeded sample above it,
+        shared by the numeric features (the classifiers draw their own
+        sample, ``max_rows``). Categorical features are counted on every
+        record (a count is cheap, and the PSI of a many-level feature grows
+        on a small sample). None: every record.
 
     Returns
     -------
@@ -119,11 +123,16 @@ def feature_shift(source: pd.DataFrame, target: pd.DataFrame, *, numeric=(), cat
         raise fail("TRANSPORT_BAD_OPTION", name="feature shift",
                    problem="needs n_bins ≥ 2, 0 < floor < 0.5 and max_rows ≥ n_folds ≥ 2")
     ws, wt = check_weights(source_weight, len(source)), check_weights(target_weight, len(target))
-    rows = [_feature_row(f, k, source[f].to_numpy(), target[f].to_numpy(), ws, wt, n_bins=n_bins, floor=floor)
+    if stat_max_rows is not None and stat_max_rows < 2:
+        raise fail("TRANSPORT_BAD_OPTION", name="feature shift", problem="needs stat_max_rows ≥ 2")
+    take = _stat_rows(len(source), len(target), stat_max_rows, seed)
+    rows = [_feature_row(f, k, source[f].to_numpy()[take[0]], target[f].to_numpy()[take[1]], ws[take[0]],
+                         wt[take[1]], n_bins=n_bins, floor=floor) if k == "numeric" else
+            _feature_row(f, k, source[f].to_numpy(), target[f].to_numpy(), ws, wt, n_bins=n_bins, floor=floor)
             for f, k in feats]
     if classifier and feats:
         joint, folds, per, n_rows = domain_aurocs(source, target, feats, ws, wt, n_bins=n_bins, n_folds=n_folds,
-                                                  seed=seed, max_rows=max_rows)
+                                                  seed=seed, max_rows=max_rows, n_trees=n_trees)
     else:
         joint, folds, per, n_rows = float("nan"), (), {f: float("nan") for f, _ in feats}, 0
     for r in rows:
@@ -136,8 +145,21 @@ def feature_shift(source: pd.DataFrame, target: pd.DataFrame, *, numeric=(), cat
     table.insert(0, "rank", np.arange(1, len(table) + 1))
     return FeatureShiftResult(table=table, domain_auroc=joint, fold_auroc=tuple(folds), n_classifier_rows=n_rows,
                               options={"n_bins": n_bins, "floor": floor, "n_folds": n_folds, "seed": seed,
-                                       "max_rows": max_rows})
+                                       "max_rows": max_rows, "n_trees": n_trees, "stat_max_rows": stat_max_rows,
+                                       "n_stat_rows": (int(take[0].size), int(take[1].size))})
 
+
+def _stat_rows(n: int, m: int, cap: int | None, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """Row positions (sorted) the statistics read per domain: all, or a seeded sample of ``cap``."""
+    rng = np.random.default_rng([seed, 37])
+    return tuple(np.sort(rng.choice(k, cap, replace=False)) if cap is not None and k > cap else np.arange(k)
+                 for k in (n, m))  # type: ignore[return-value]
+
+
+#: Cross-fitting folds and trees of a run's joint domain classifier, sized by what its AUROC needs: on the
+#: real shifts of ``benchmarks/feature_shift_sizing.py`` the pooled AUROC moves by at most 0.008 from
+#: 5 folds × 50 trees (3 × 20 moves it by 0.011), at about half the CPU.
+CLASSIFIER_FOLDS, CLASSIFIER_TREES = 3, 30
 
 #: Columns :func:`link_shift` adds to the shift table.
 LINK_COLUMNS = ("model", "mapping", "targeted_share", "targeted_harm_ood", "targeted_flagged", "subgroup_auroc_spread",
@@ -229,22 +251,33 @@ def link_shift(shift: pd.DataFrame, results: pd.DataFrame, *, model: str, mappin
     return out
 
 
-def shift_tables(state: TransportState) -> dict[str, pd.DataFrame]:
+def shift_tables(state: TransportState) -> tuple[dict[str, pd.DataFrame], dict]:
     """The ``feature_shift`` and ``domain_classifier`` tables of a Transport run with two domains (:class:`~.state.TransportState`).
 
-    Computed on the eligible records of both domains (all of them, the
-    domain classifier on at most ``min(10000, stress_max_rows)`` per domain)
-    with the run's weights and seed; linked by :func:`link_shift` for the
-    first model and Platt scaling (else the first mapping).
+    Computed on the eligible records of both domains with the run's weights
+    and seed: the statistics on at most ``shift_max_rows`` records per
+    domain, the domain classifier on at most ``min(10000, stress_max_rows)``
+    (:data:`CLASSIFIER_FOLDS` folds, :data:`CLASSIFIER_TREES` trees); linked
+    by :func:`link_shift` for the first model and Platt scaling (else the
+    first mapping).
+
+    Returns
+    -------
+    tables : dict of str to DataFrame
+    options : dict
+        :attr:`FeatureShiftResult.options`, for the manifest's ``feature_shift``.
     """
     c = state.config
     assert state.target is not None  # called with two domains only
     res = feature_shift(state.source, state.target, numeric=c.numeric, categorical=c.categorical,
                         source_weight=state.w_source, target_weight=state.w_target, seed=int(c.seed),
-                        max_rows=max(5, min(10000, c.stress_max_rows)))
+                        max_rows=max(CLASSIFIER_FOLDS, min(10000, c.stress_max_rows)), n_folds=CLASSIFIER_FOLDS,
+                        n_trees=CLASSIFIER_TREES, stat_max_rows=c.shift_max_rows)
     mapping = "platt" if "platt" in c.mappings else c.mappings[0]
     table = link_shift(res.table, pd.DataFrame(list(state.rows)), model=c.models[0], mapping=mapping,
                        subgroup_columns=c.subgroup_columns, auroc_tolerance=float(c.tolerances.get("auroc", 0.02)))
     folds = pd.DataFrame({"part": ["pooled"] + [f"fold {k}" for k in range(len(res.fold_auroc))],
                           "auroc": [res.domain_auroc, *res.fold_auroc], "n_rows": res.n_classifier_rows})
-    return {"feature_shift": table, "domain_classifier": folds}
+    options = {**res.options, "n_stat_rows": list(res.options["n_stat_rows"]),
+               "n_classifier_rows": res.n_classifier_rows}
+    return {"feature_shift": table, "domain_classifier": folds}, options

@@ -14,6 +14,9 @@ never changes the state it is given, it returns a new one
 * :class:`Fitted` — the pipelines (model, raw scores, mappings) per
   ``(refit, model)`` and the rules per ``(refit, model, mapping)``
   (:mod:`.fitting`);
+* the score order of every test set (``orders``: ``(refit, model, mapping,
+  domain)`` → stable ascending order of ``p̂``), sorted once by
+  :func:`~.evaluation.evaluate` and read by the bootstrap (:mod:`.replicates`);
 * the result rows, the tables and the manifest the later stages add to
   (:mod:`.evaluation`, :mod:`.transfer`, :mod:`.changes`, :mod:`.stress`,
   :mod:`.heterogeneity`), and the stages done.
@@ -159,6 +162,7 @@ class TransportState:
     partitions: Partitions | None = None
     fitted: Fitted | None = None
     rows: tuple[dict, ...] = ()
+    orders: Mapping[tuple[int, str, str, str], np.ndarray] = field(default_factory=dict)
     tables: Mapping[str, pd.DataFrame] = field(default_factory=dict)
     manifest: Mapping[str, Any] = field(default_factory=dict)
     done: tuple[str, ...] = ()

@@ -32,7 +32,7 @@ from typing import Any, Mapping, TypeGuard
 from ..errors import fail, register_messages
 
 __all__ = ["VERDICTS", "DIRECTIONS", "DEFAULT_TOLERANCES", "GOOD_DIRECTION", "classify_change", "check_tolerances",
-           "good_direction", "change_direction"]
+           "good_direction", "change_direction", "verdict_agreement"]
 
 VERDICTS = ("transport-stable", "transport-sensitive", "indeterminate")
 DIRECTIONS = ("better", "worse", "within tolerance", "undetermined", "shifted")
@@ -229,3 +229,37 @@ def change_direction(verdict: str, metric: str, *, lo: float, hi: float, id_valu
             return "better" if d_ood < d_id else "worse"
         return "undetermined"
     return "shifted"
+
+
+def verdict_agreement(a, b) -> dict[str, float]:
+    """How far two verdict tables of the same run apart (two bootstraps, or one reseeded).
+
+    Parameters
+    ----------
+    a, b : pandas.DataFrame
+        ``verdicts`` tables of :func:`~audit_core.transport.changes.classify_changes`, rows in the same order.
+
+    Returns
+    -------
+    dict
+        ``max_gap``: the largest ``|Δ endpoint|`` of the verdict intervals;
+        ``max_gap_width``: the largest ``|Δ endpoint|`` in units of ``b``'s
+        interval width (rows with a positive width); ``flips``: rows whose
+        verdict differs; ``rows``.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> a = pd.DataFrame({"ci_low": [0.0, 0.1], "ci_high": [1.0, 0.3], "verdict": ["x", "y"]})
+    >>> b = pd.DataFrame({"ci_low": [0.0, 0.1], "ci_high": [0.9, 0.2], "verdict": ["x", "z"]})
+    >>> {k: round(v, 3) for k, v in verdict_agreement(a, b).items()}
+    {'max_gap': 0.1, 'max_gap_width': 1.0, 'flips': 1, 'rows': 2}
+    """
+    import numpy as np
+
+    gap = np.maximum((a["ci_low"] - b["ci_low"]).abs().to_numpy(), (a["ci_high"] - b["ci_high"]).abs().to_numpy())
+    width = (b["ci_high"] - b["ci_low"]).to_numpy()
+    ok = np.isfinite(gap)
+    rel = gap[ok & (width > 0)] / width[ok & (width > 0)]
+    return {"max_gap": float(gap[ok].max()) if ok.any() else 0.0, "max_gap_width": float(rel.max()) if rel.size else 0.0,
+            "flips": int((a["verdict"].to_numpy() != b["verdict"].to_numpy()).sum()), "rows": int(len(a))}
