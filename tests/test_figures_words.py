@@ -29,3 +29,17 @@ def test_trajectory_speaks_plain_words_not_symbols():
     assert words == ["margin: how far from a flip (log-odds)", "margin of the predicted class",
                      "flips after 2 groups removed (k*)"]
     assert not any(s in w for w in words for s in ("ŷ", "pseudo-logit", "k*="))
+
+
+def test_degradation_axis_title_fits_beside_the_plot():
+    # at 320 px high, one 47-character line ran past the plot into the figure's title (seen at 1600 px)
+    from types import SimpleNamespace
+
+    from components.figures.fragility import degradation_figure
+
+    cert = SimpleNamespace(protocol=SimpleNamespace(grid=(0.5, 1.0)), curves={"dropout": [1.0, -0.5]},
+                           lambda_star={"dropout": 1.0}, d=0.2)
+    fig = degradation_figure(cert)
+    lines = fig.layout.yaxis.title.text.split("<br>")
+    assert lines == ["margin of the predicted class", "(mean over draws)"]
+    assert max(map(len, lines)) * 7 < fig.layout.height - 40  # about 7 px per character at the axis font

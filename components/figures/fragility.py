@@ -163,7 +163,7 @@ def degradation_figure(cert: Certificate) -> go.Figure:
     fig.add_hline(y=0, line_dash="dot")
     fig.update_layout(title=f"Degradation curves · d={cert.d:.2f}", height=320, **_LAYOUT)
     fig.update_xaxes(title="severity λ")
-    fig.update_yaxes(title="margin of the predicted class (mean over draws)")
+    fig.update_yaxes(title="margin of the predicted class" + BR + "(mean over draws)")  # one line ran into the title
     return fig
 
 
