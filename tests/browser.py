@@ -19,6 +19,11 @@ from typing import Iterator
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
+#: The one ceiling for every browser wait (element, navigation, server start), in milliseconds. A wait ends as
+#: soon as the page reaches the state it waits for, so a generous ceiling costs nothing when the machine is quiet;
+#: it only has to hold when the app is slow because every core is busy (a 30 s wait timed out at a load of 18).
+WAIT_MS = int(os.environ.get("AUDIT_BROWSER_WAIT_MS", "600000"))
+
 CHROMIUM_FLAGS = [
     "--headless=new",
     "--no-sandbox",
@@ -51,7 +56,7 @@ def free_port() -> int:
 
 
 @contextlib.contextmanager
-def serve_app(registry_path: Path, *, timeout: float = 90.0, file_watcher: str = "none", script: str = "app.py",
+def serve_app(registry_path: Path, *, timeout: float = WAIT_MS / 1000, file_watcher: str = "none", script: str = "app.py",
               cwd: Path = ROOT, env: dict[str, str] | None = None) -> Iterator[str]:
     """Run ``streamlit run app.py`` on a free localhost port; yield its URL.
 
@@ -118,9 +123,22 @@ def serve_app(registry_path: Path, *, timeout: float = 90.0, file_watcher: str =
         log.close()
 
 
+def script_idle(page, *, timeout: int = WAIT_MS) -> None:
+    """Wait until Streamlit's current script run is over (the app root's ``data-test-script-state``).
+
+    Only meaningful once a run has started (e.g. after the first paint); after an action, wait for the element
+    the action draws instead, since the run it starts may not have begun yet.
+    """
+    page.locator('[data-testid="stApp"][data-test-script-state="notRunning"]').wait_for(state="attached",
+                                                                                         timeout=timeout)
+
+
 @contextlib.contextmanager
 def browser_page(*, width: int = 1400, height: int = 1000):
-    """A Playwright page in Debian's headless Chromium."""
+    """A Playwright page in Debian's headless Chromium (a new browser per call: nothing shared between tests).
+
+    Every wait without its own timeout (clicks, fills, navigation) gets :data:`WAIT_MS`, not Playwright's 30 s.
+    """
     from playwright.sync_api import sync_playwright
 
     exe = chromium_path()
@@ -128,6 +146,8 @@ def browser_page(*, width: int = 1400, height: int = 1000):
         browser = p.chromium.launch(executable_path=exe, args=CHROMIUM_FLAGS)
         try:
             page = browser.new_page(viewport={"width": width, "height": height})
+            page.set_default_timeout(WAIT_MS)
+            page.set_default_navigation_timeout(WAIT_MS)
             yield page
         finally:
             browser.close()

@@ -8,7 +8,7 @@ import pytest
 
 from audit_core.runs.registry import RunRegistry
 
-from browser import browser_page, chromium_path, serve_app
+from browser import WAIT_MS, browser_page, chromium_path, script_idle, serve_app
 
 pytestmark = pytest.mark.browser
 
@@ -27,17 +27,18 @@ def test_run_the_demo_and_walk_the_four_steps(tmp_path: Path, monkeypatch: pytes
     with serve_app(registry_path) as url, browser_page(width=1600) as page:
         page.goto(url, wait_until="domcontentloaded")
         page.get_by_role("button", name="Run the demo").click()
-        page.get_by_role("tab", name=STEPS[0][0]).wait_for(timeout=300_000)
+        page.get_by_role("tab", name=STEPS[0][0]).wait_for(timeout=WAIT_MS)
+        script_idle(page)  # the demo's run is over: every step's panel is complete before it is counted
         for name, sentence in STEPS:
             page.get_by_role("tab", name=name).click()
             panel = page.get_by_role("tabpanel").filter(has_text=sentence)
-            panel.wait_for(timeout=30_000)
-            panel.locator(".js-plotly-plot").first.wait_for(timeout=60_000)  # the step's figure is drawn
+            panel.wait_for(timeout=WAIT_MS)
+            panel.locator(".js-plotly-plot").first.wait_for(timeout=WAIT_MS)  # the step's figure is drawn
             assert panel.get_by_role("button", name="Open ", exact=False).count() == 1, name
         page.get_by_role("tab", name=STEPS[0][0]).click()
         page.get_by_role("tabpanel").get_by_role("button", name="Open the full Fragility audit").click()
-        page.get_by_text("Case trajectory", exact=False).first.wait_for(timeout=120_000)
-        page.get_by_text("Listed: the", exact=False).first.wait_for(timeout=30_000)
-        page.get_by_text("You are looking at the demo's workspace", exact=False).first.wait_for(timeout=30_000)
+        page.get_by_text("Case trajectory", exact=False).first.wait_for(timeout=WAIT_MS)
+        page.get_by_text("Listed: the", exact=False).first.wait_for(timeout=WAIT_MS)
+        page.get_by_text("You are looking at the demo's workspace", exact=False).first.wait_for(timeout=WAIT_MS)
     runs = RunRegistry(registry_path).list_runs()
     assert sorted(runs["audit_kind"]) == ["fragility", "model", "transport"] and (runs["status"] == "done").all()

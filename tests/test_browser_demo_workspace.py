@@ -17,8 +17,8 @@ import pytest
 
 from audit_core.models.zoo import ZOO
 
-from browser import browser_page, chromium_path, serve_app
-from journeys.steps import LONG, Journey, goto, idle, main, ui_groups, ui_train, ui_upload, wait_text
+from browser import WAIT_MS, browser_page, chromium_path, script_idle, serve_app
+from journeys.steps import Journey, goto, idle, main, ui_groups, ui_train, ui_upload, wait_text
 from real_data import DATASETS, require
 
 pytestmark = pytest.mark.browser
@@ -37,7 +37,7 @@ BANNER = "You are looking at the demo's workspace"
 
 def _home(page) -> None:
     page.locator('[data-testid="stSidebar"]').get_by_role("link", name="Home", exact=True).click()
-    main(page).get_by_role("button", name="Run the demo").wait_for(timeout=LONG)
+    main(page).get_by_role("button", name="Run the demo").wait_for(timeout=WAIT_MS)
     idle(page)
 
 
@@ -56,9 +56,9 @@ def test_the_demo_keeps_the_upload_target_groups_and_model(tmp_path: Path, monke
     require(CREDIT.files[0])
     monkeypatch.setenv("AUDIT_DEMO_SIZE", "quick")  # the demo's code path with small sizes
     registry_path = tmp_path / "registry.sqlite3"
-    with serve_app(registry_path, timeout=300) as url, browser_page(width=1600, height=1200) as page:
+    with serve_app(registry_path) as url, browser_page(width=1600, height=1200) as page:
         page.goto(url, wait_until="domcontentloaded")
-        page.get_by_role("button", name="Run the demo").wait_for(timeout=LONG)
+        page.get_by_role("button", name="Run the demo").wait_for(timeout=WAIT_MS)
         ui_upload(page, CREDIT, tmp_path)
         ui_groups(page, CREDIT, tmp_path)
         ui_train(page, "logistic_regression", ZOO["logistic_regression"][0])
@@ -67,7 +67,8 @@ def test_the_demo_keeps_the_upload_target_groups_and_model(tmp_path: Path, monke
 
         _home(page)
         main(page).get_by_role("button", name="Run the demo").click()
-        page.get_by_role("tab", name="1 · ", exact=False).first.wait_for(timeout=LONG)
+        page.get_by_role("tab", name="1 · ", exact=False).first.wait_for(timeout=WAIT_MS)
+        script_idle(page)  # the demo's run is over: a banner it drew would be on the page
         assert main(page).get_by_text(BANNER).count() == 0
 
         goto(page, url, "Data & groups")
@@ -77,11 +78,11 @@ def test_the_demo_keeps_the_upload_target_groups_and_model(tmp_path: Path, monke
         _home(page)
         page.get_by_role("tab", name="1 · ", exact=False).first.click()
         main(page).get_by_role("tabpanel").get_by_role("button", name="Open the full Fragility audit").click()
-        page.get_by_text("Case trajectory", exact=False).first.wait_for(timeout=LONG)
+        page.get_by_text("Case trajectory", exact=False).first.wait_for(timeout=WAIT_MS)
         wait_text(page, BANNER)
         page.screenshot(path=str(tmp_path / "demo_workspace.png"), full_page=False)
 
         main(page).get_by_role("button", name="Back to your workspace").click()
-        page.get_by_text(BANNER).wait_for(state="detached", timeout=LONG)
+        page.get_by_text(BANNER).wait_for(state="detached", timeout=WAIT_MS)
         goto(page, url, "Data & groups")
         assert _users_work(page) == before

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from browser import browser_page, chromium_path, serve_app
+from browser import WAIT_MS, browser_page, chromium_path, serve_app
 
 pytestmark = pytest.mark.browser
 
@@ -48,10 +48,10 @@ def test_fresh_server_never_shows_the_raw_page_list(tmp_path: Path, path: str) -
         t0 = time.perf_counter()
         page.goto(url + path, wait_until="domcontentloaded")  # the first request this server gets
         sidebar = page.locator('[data-testid="stSidebar"]')
-        sidebar.get_by_role("link", name="Data & groups").wait_for(timeout=120_000)
+        sidebar.get_by_role("link", name="Data & groups").wait_for(timeout=WAIT_MS)
         nav_s = time.perf_counter() - t0
         first = page.screenshot()
-        page.get_by_role("heading").first.wait_for(timeout=120_000)  # the page itself rendered
+        page.get_by_role("heading").first.wait_for(timeout=WAIT_MS)  # the page itself rendered
         log = page.evaluate("() => window.__navLog")
         labels = page.evaluate("() => Array.from(document.querySelectorAll('[data-testid=\"stSidebar\"] a'))"
                                ".map(window.__linkText)")

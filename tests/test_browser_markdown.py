@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from browser import browser_page, chromium_path, serve_app
+from browser import WAIT_MS, browser_page, chromium_path
 from journeys.steps import idle
 
 pytestmark = pytest.mark.browser
@@ -23,7 +23,7 @@ LINKS = ("() => Array.from(document.querySelectorAll('a')).map(a => a.href)"
          ".filter(h => h.includes('evil') || h.includes('127.0.0.1:1'))")
 
 
-def test_markdown_in_names_is_shown_as_text(tmp_path: Path) -> None:
+def test_markdown_in_names_is_shown_as_text(tmp_path: Path, shared_app_url: str) -> None:
     chromium_path()
     dup = tmp_path / f"{FILE_MD} dup.csv"
     dup.write_text(f"{COLUMN},{COLUMN},label\n1,2,yes\n3,4,no\n")
@@ -31,23 +31,24 @@ def test_markdown_in_names_is_shown_as_text(tmp_path: Path) -> None:
     rows = "\n".join(f"{i % 7},{i % 3},{'yes' if i % 2 else 'no'}" for i in range(60))
     good.write_text(f"{COLUMN},b,label\n{rows}\n")
     requests: list[str] = []
-    with serve_app(tmp_path / "registry.sqlite3") as url, browser_page(width=1600) as page:
+    url = shared_app_url  # the shared server (tests/conftest.py): this test needs only a fresh browser session
+    with browser_page(width=1600) as page:
         page.on("request", lambda r: requests.append(r.url))
         page.goto(url + "/data_groups", wait_until="domcontentloaded")
-        page.get_by_text("Upload a file").click(timeout=120_000)
-        page.get_by_text("CSV, Parquet or Excel (.xlsx)").wait_for(timeout=120_000)
+        page.get_by_text("Upload a file").click(timeout=WAIT_MS)
+        page.get_by_text("CSV, Parquet or Excel (.xlsx)").wait_for(timeout=WAIT_MS)
         page.locator('input[type="file"]').first.set_input_files(str(dup))
         error = page.locator('[data-testid="stAlertContentError"]').filter(has_text="duplicate column names")
-        error.first.wait_for(timeout=120_000)
+        error.first.wait_for(timeout=WAIT_MS)
         refusal = error.first.inner_text().replace("\u2060", "")  # the invisible word joiner that stops autolinks
         refusal_links = page.evaluate(LINKS)  # Streamlit links bare URLs even when their characters are escaped
         # the uploader takes several files (stacked): remove the refused one, then upload the good one
         page.locator('[data-testid="stFileChipDeleteBtn"] button').first.click()
-        page.locator('[data-testid="stFileChip"]').first.wait_for(state="detached", timeout=120_000)
+        page.locator('[data-testid="stFileChip"]').first.wait_for(state="detached", timeout=WAIT_MS)
         idle(page)  # the removal's rerun is over: a file set while it still runs can be lost on a loaded machine
         page.locator('input[type="file"]').first.set_input_files(str(good))
         caption = page.locator('[data-testid="stCaptionContainer"]').filter(has_text="rows ×").filter(has_text="file link")
-        caption.first.wait_for(timeout=120_000)
+        caption.first.wait_for(timeout=WAIT_MS)
         caption_text = caption.first.inner_text().replace("\u2060", "")
         page.wait_for_timeout(1500)  # give any image time to load
         links = page.evaluate(LINKS)

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from browser import browser_page, chromium_path, serve_app
+from browser import WAIT_MS, browser_page, chromium_path, serve_app
 
 pytestmark = pytest.mark.browser
 
@@ -57,10 +57,10 @@ class _HeldSocket:
 
 def _settle(page) -> None:
     page.wait_for_timeout(400)
-    page.locator('[data-testid="stStatusWidget"]').wait_for(state="hidden", timeout=120_000)
+    page.locator('[data-testid="stStatusWidget"]').wait_for(state="hidden", timeout=WAIT_MS)
 
 
-def _until_held(page, sock: _HeldSocket, more_than: int, *, quiet_s: float = 1.5, timeout_s: float = 120.0) -> int:
+def _until_held(page, sock: _HeldSocket, more_than: int, *, quiet_s: float = 1.5, timeout_s: float = WAIT_MS / 1000) -> int:
     """Wait until the server sent more than ``more_than`` held messages and then nothing for ``quiet_s`` (the
     run's burst is over; Playwright dispatches the socket callbacks while it waits); the held count."""
     deadline = time.monotonic() + timeout_s
@@ -74,17 +74,18 @@ def _until_held(page, sock: _HeldSocket, more_than: int, *, quiet_s: float = 1.5
     return len(sock.held)
 
 
-def test_a_late_rerun_does_not_undo_a_committed_edit(tmp_path: Path) -> None:
+def test_a_late_rerun_does_not_undo_a_committed_edit(shared_app_url: str) -> None:
     """Rerun A starts before the user commits J = 2 and its messages arrive after; the next edit must send J = 2."""
     chromium_path()
     sock = _HeldSocket()
-    with serve_app(tmp_path / "registry.sqlite3") as url, browser_page() as page:
+    url = shared_app_url  # the shared server (tests/conftest.py): this test needs only a fresh browser session
+    with browser_page() as page:
         page.route_web_socket("**/_stcore/stream", sock.route)
         page.goto(url + "/transport", wait_until="domcontentloaded")
         refits = page.get_by_role("spinbutton", name="Refits R", exact=True)
         sets = page.get_by_role("spinbutton", name="Random sets J per refit", exact=True)
         cap = page.get_by_role("spinbutton", name="Row cap per test set (stress)", exact=True)
-        sets.wait_for(timeout=120_000)
+        sets.wait_for(timeout=WAIT_MS)
         _settle(page)
         sock.holding = True
         refits.fill("2")
@@ -125,22 +126,22 @@ def test_a_transport_run_goes_on_while_the_user_visits_another_page(tmp_path: Pa
     registry_path = tmp_path / "registry.sqlite3"
     with serve_app(registry_path) as url, browser_page(width=1600, height=1100) as page:
         page.goto(url + "/transport", wait_until="domcontentloaded")
-        page.get_by_role("button", name="Lock tolerances").click(timeout=120_000)
-        page.get_by_text("Tolerances and headline slice locked", exact=False).first.wait_for(timeout=120_000)
+        page.get_by_role("button", name="Lock tolerances").click(timeout=WAIT_MS)
+        page.get_by_text("Tolerances and headline slice locked", exact=False).first.wait_for(timeout=WAIT_MS)
         for label, value in (("Refits R", 3), ("Bootstrap resamples", 50), ("Random sets J per refit", 3)):
             _fill(page, label, value)
         page.get_by_role("button", name="Run transport audit").click()
-        page.locator('[data-testid="stProgress"]').first.wait_for(timeout=120_000)  # the run is under way
+        page.locator('[data-testid="stProgress"]').first.wait_for(timeout=WAIT_MS)  # the run is under way
         page.locator('[data-testid="stSidebar"]').get_by_role("link", name="Home").click()
-        page.get_by_text("which confident predictions collapse", exact=False).wait_for(timeout=120_000)
+        page.get_by_text("which confident predictions collapse", exact=False).wait_for(timeout=WAIT_MS)
         sidebar_said = page.get_by_text(re.compile(r"Transport audit running")).count()
         page.locator('[data-testid="stSidebar"]').get_by_role("link", name="Transport", exact=True).click()
         # back on the page: the run is followed again, or already finished and shown
         shown = page.locator('[data-testid="stProgress"]').or_(page.get_by_text("Saved to the registry as run"))
-        shown.first.wait_for(timeout=60_000)
-        page.get_by_text(re.compile(r"Saved to the registry as run \S+")).wait_for(timeout=600_000)
+        shown.first.wait_for(timeout=WAIT_MS)
+        page.get_by_text(re.compile(r"Saved to the registry as run \S+")).wait_for(timeout=WAIT_MS)
         notice = page.get_by_text("kept running while you were away", exact=False)
-        notice.wait_for(timeout=30_000)
+        notice.wait_for(timeout=WAIT_MS)
         assert sidebar_said >= 1, "the sidebar of the other page did not say that the run goes on"
         if os.environ.get("AUDIT_SCREENSHOT_DIR"):
             page.screenshot(path=str(Path(os.environ["AUDIT_SCREENSHOT_DIR"]) / "run_continued_notice.png"))

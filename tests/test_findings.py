@@ -296,15 +296,11 @@ def test_finding_is_frozen():
 
 # ---------------------------------------------------------------- loan sample: sentences match the result tables
 @pytest.fixture(scope="module")
-def loan_fragility():
-    from audit_core.fragility.audit import run_fragility_audit
-
-    from fragility_data import loan_workspace
-
-    ws, _ = loan_workspace()
-    return run_fragility_audit(ws, options=AuditOptions(max_cases=60, n_boot=50))
+def loan_fragility(loan_fragility_audit):
+    return loan_fragility_audit  # the session fixture (tests/conftest.py): loan_workspace(), max_cases=60, n_boot=50
 
 
+@pytest.mark.xdist_group("loan_fragility_audit")  # on the worker that has the session fixture
 def test_loan_fragility_numbers_match_the_result(loan_fragility):
     a = loan_fragility
     fs = {f.kind: f for f in fragility_findings(a)}

@@ -40,10 +40,11 @@ def table_rows(body: str) -> list[list[str]]:
 
 
 @pytest.fixture(scope="module")
-def transport_record(tmp_path_factory):
-    return saved_loan_transport(tmp_path_factory.mktemp("reg"), dataset_name="loan | *2019*")
+def transport_record(tmp_path_factory, loan_transport_result):
+    return saved_loan_transport(tmp_path_factory.mktemp("reg"), dataset_name="loan | *2019*", result=loan_transport_result)
 
 
+@pytest.mark.xdist_group("loan_transport_result")  # on the worker that has the session fixture
 def test_transport_card_sections_and_numbers(transport_record, tmp_path):
     path = write_model_card(transport_record, tmp_path / "card.md")
     text = path.read_text(encoding="utf-8")

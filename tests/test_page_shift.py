@@ -54,10 +54,11 @@ def test_finding_names_the_top_features_and_links():
 
 
 @pytest.fixture(scope="module")
-def saved(tmp_path_factory):
-    return saved_loan_transport(tmp_path_factory.mktemp("reg"))
+def saved(tmp_path_factory, loan_transport_result):
+    return saved_loan_transport(tmp_path_factory.mktemp("reg"), result=loan_transport_result)
 
 
+@pytest.mark.xdist_group("loan_transport_result")  # on the worker that has the session fixture
 def test_report_has_the_shift_figure_and_finding(saved):
     from components.figures.transport import transport_report_figures
     from components.report import render_report

@@ -12,7 +12,6 @@ import re
 import pytest
 
 from audit_core.findings import fragility_findings, record_findings
-from audit_core.fragility.audit import AuditOptions, run_fragility_audit
 from audit_core.runs.registry import RunRegistry
 from audit_core.runs.save import save_fragility_run
 from components.report import render_report
@@ -22,9 +21,9 @@ from runs_data import save_fragility_run as save_cli_fragility_run
 
 
 @pytest.fixture(scope="module")
-def saved(tmp_path_factory):
+def saved(tmp_path_factory, loan_fragility_audit):
     ws, _ = loan_workspace()
-    audit = run_fragility_audit(ws, options=AuditOptions(max_cases=60, n_boot=50))
+    audit = loan_fragility_audit  # the session fixture (tests/conftest.py): run_fragility_audit(ws, max_cases=60, n_boot=50)
     reg = RunRegistry(tmp_path_factory.mktemp("frag") / "r.sqlite3")
     return audit, reg.load(save_fragility_run(reg, ws, audit))
 
@@ -36,6 +35,7 @@ def _report_findings(record) -> list[str]:
     return [html.unescape(li) for li in re.findall(r"<li class='finding-[a-z]+'>(.*?)</li>", section, flags=re.S)]
 
 
+@pytest.mark.xdist_group("loan_fragility_audit")  # on the worker that has the session fixture
 def test_the_report_has_the_pages_fragility_findings(saved):
     audit, record = saved
     page = fragility_findings(audit)
@@ -48,6 +48,7 @@ def test_the_report_has_the_pages_fragility_findings(saved):
     assert items[:len(page)] == [f.text for f in page]
 
 
+@pytest.mark.xdist_group("loan_fragility_audit")  # on the worker that has the session fixture
 def test_a_run_saved_without_scores_says_what_its_tables_support(saved):
     _, record = saved
     import dataclasses
