@@ -210,13 +210,9 @@ def evaluate(state: TransportState, *, tick: Tick = no_tick) -> TransportState:
     out = []
     orders = {}
     with serial_blas():
-        for i, (r, m) in enumerate(state.pipes):
-            tick(i / len(state.pipes), f"Evaluating refit {r + 1}")
-            for mp in c.mappings:
-                for dom, y, w, _ in state.test_sets(r):
-                    p = state.mapped(r, m, mp, dom)
-                    order = orders[(r, m, mp, dom)] = np.argsort(p, kind="stable")
-                    rows = evaluate_pipeline(y, p, None, weights=w, n_bins=c.n_bins,
-                                             extra=state.extra(r, m, mp, dom), order=order)
-                    out += result_rows(c, rows, domain=dom, model=m, mapping=mp, refit=r)
+        for r, m, mp, dom, y, w, p in state.each_test_set(tick, "Evaluating refit {refit}"):
+            order = orders[(r, m, mp, dom)] = np.argsort(p, kind="stable")
+            rows = evaluate_pipeline(y, p, None, weights=w, n_bins=c.n_bins, extra=state.extra(r, m, mp, dom),
+                                     order=order)
+            out += result_rows(c, rows, domain=dom, model=m, mapping=mp, refit=r)
     return replace(state.with_rows(out), orders=orders)

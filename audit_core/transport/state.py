@@ -255,6 +255,19 @@ class TransportState:
     def domains(self) -> tuple[str, ...]:
         return ("id",) if self.target is None else ("id", "ood")
 
+    def each_test_set(self, tick: Tick, message: str) -> Iterator[tuple[int, str, str, str, np.ndarray,
+                                                                         np.ndarray | None, np.ndarray]]:
+        """Every pipeline's test sets: ``(refit, model, mapping, domain, y, weights, mapped probabilities)``.
+
+        Pipelines in fit order, mappings in run order, the ID test before the OOD test;
+        ``tick`` is called once per ``(refit, model)`` with ``message.format(refit=refit + 1)``.
+        """
+        for i, (r, m) in enumerate(self.pipes):
+            tick(i / len(self.pipes), message.format(refit=r + 1))
+            for mp in self.kind.mappings:
+                for dom, y, w, _ in self.test_sets(r):
+                    yield r, m, mp, dom, y, w, self.mapped(r, m, mp, dom)
+
     def mapped(self, refit: int, model: str, mapping: str, domain: str) -> np.ndarray:
         """Mapped probabilities of one test set, record order."""
         pipe = self.pipes[(refit, model)]

@@ -18,11 +18,7 @@ def transport(state: TransportState, *, tick: Tick = no_tick) -> TransportState:
     c = state.config
     out = []
     with serial_blas():
-        for i, (r, m) in enumerate(state.pipes):
-            tick(i / len(state.pipes), f"Transporting rules, refit {r + 1}")
-            for mp in c.mappings:
-                for dom, y, w, _ in state.test_sets(r):
-                    rows = evaluate_pipeline(y, state.mapped(r, m, mp, dom), state.rules[(r, m, mp)],
-                                             weights=w, n_bins=c.n_bins, metrics=False)
-                    out += result_rows(c, rows, domain=dom, model=m, mapping=mp, refit=r)
+        for r, m, mp, dom, y, w, p in state.each_test_set(tick, "Transporting rules, refit {refit}"):
+            rows = evaluate_pipeline(y, p, state.rules[(r, m, mp)], weights=w, n_bins=c.n_bins, metrics=False)
+            out += result_rows(c, rows, domain=dom, model=m, mapping=mp, refit=r)
     return state.with_rows(out)

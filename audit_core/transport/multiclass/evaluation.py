@@ -21,15 +21,11 @@ def evaluate(state: TransportState, *, tick: Tick = no_tick) -> TransportState:
     c = state.config
     out = []
     with serial_blas():
-        for i, (r, m) in enumerate(state.pipes):
-            tick(i / len(state.pipes), f"Evaluating refit {r + 1}")
-            for mp in state.kind.mappings:
-                for dom, y, w, _ in state.test_sets(r):
-                    P = state.mapped(r, m, mp, dom)
-                    for weighting, ww in [("unweighted", None)] + ([("weighted", w)] if w is not None else []):
-                        vals = multiclass_metric_values(y, P, sample_weight=ww, n_bins=c.n_bins)
-                        out += result_rows(c, [dict(analysis="metrics", metric=k, value=v, weighting=weighting)
-                                               for k, v in vals.items()], domain=dom, model=m, mapping=mp, refit=r)
+        for r, m, mp, dom, y, w, P in state.each_test_set(tick, "Evaluating refit {refit}"):
+            for weighting, ww in [("unweighted", None)] + ([("weighted", w)] if w is not None else []):
+                vals = multiclass_metric_values(y, P, sample_weight=ww, n_bins=c.n_bins)
+                out += result_rows(c, [dict(analysis="metrics", metric=k, value=v, weighting=weighting)
+                                       for k, v in vals.items()], domain=dom, model=m, mapping=mp, refit=r)
     return state.with_rows(out)
 
 
@@ -38,18 +34,14 @@ def transport(state: TransportState, *, tick: Tick = no_tick) -> TransportState:
     c = state.config
     out = []
     with serial_blas():
-        for i, (r, m) in enumerate(state.pipes):
-            tick(i / len(state.pipes), f"Transporting rules, refit {r + 1}")
-            for mp in state.kind.mappings:
-                rules = state.rules[(r, m, mp)]
-                for dom, y, w, _ in state.test_sets(r):
-                    P = state.mapped(r, m, mp, dom)
-                    rows = []
-                    for weighting, ww in [("unweighted", None)] + ([("weighted", w)] if w is not None else []):
-                        rows += selective_rows(y, P, rules.thresholds, rules.hcep_thresholds, sample_weight=ww,
-                                               weighting=weighting)
-                    rows += conformal_rows(y, P, w, rules, scores=state.kind.scores)
-                    out += result_rows(c, rows, domain=dom, model=m, mapping=mp, refit=r)
+        for r, m, mp, dom, y, w, P in state.each_test_set(tick, "Transporting rules, refit {refit}"):
+            rules = state.rules[(r, m, mp)]
+            rows = []
+            for weighting, ww in [("unweighted", None)] + ([("weighted", w)] if w is not None else []):
+                rows += selective_rows(y, P, rules.thresholds, rules.hcep_thresholds, sample_weight=ww,
+                                       weighting=weighting)
+            rows += conformal_rows(y, P, w, rules, scores=state.kind.scores)
+            out += result_rows(c, rows, domain=dom, model=m, mapping=mp, refit=r)
     return state.with_rows(out)
 
 
