@@ -91,9 +91,12 @@ def lengths_and_starts(cells) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     for off, data in _buffers(cells):
         n = np.diff(off)
         starts = off[:-1]
-        padded = np.append(data, np.zeros(2, np.uint8))  # every start + 1 is in bounds
-        firsts.append(np.where(n > 0, padded[starts], 0))
-        seconds.append(np.where(n > 1, padded[starts + 1], 0))
+        # Indices clipped into the buffer instead of a padded copy of it (a copy of the column per call):
+        # where a cell is long enough its index is in bounds and unchanged.
+        last = max(len(data) - 1, 0)
+        store = data if len(data) else np.zeros(1, np.uint8)
+        firsts.append(np.where(n > 0, store[np.minimum(starts, last)], 0))
+        seconds.append(np.where(n > 1, store[np.minimum(starts + 1, last)], 0))
         lengths.append(n)
     if not lengths:
         return np.zeros(0, np.int64), np.zeros(0, np.uint8), np.zeros(0, np.uint8)
