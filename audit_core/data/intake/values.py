@@ -227,7 +227,7 @@ _DECIMAL = r"^-?([0-9]+(\.[0-9]*)?|\.[0-9]+)([eE][+-]?[0-9]+)?$"
 _MAYBE_NUMBER = r"^[0-9+\-.,eE_\s]*$|(?i)(inf|nan)"
 
 
-def _arrow_decision(s: pd.Series) -> tuple[str, pd.Series | tuple[str, str] | None] | None:
+def _arrow_decision(s: pd.Series) -> tuple[str, np.ndarray | tuple[str, str] | None] | None:
     """What :func:`type_columns` decides for a pyarrow text column, without a Python string per cell.
 
     First from the bytes the cells are made of (:mod:`.textbytes`): digits
@@ -239,7 +239,8 @@ def _arrow_decision(s: pd.Series) -> tuple[str, pd.Series | tuple[str, str] | No
     Returns
     -------
     tuple or None
-        ``("numbers", series)``, ``("key", warning)`` (integers with a leading
+        ``("numbers", values)`` (a numpy array in row order: assigned without building a Series, a
+        noticeable share of a wide table's read), ``("key", warning)`` (integers with a leading
         zero or more than 15 digits, kept as text), ``("text", None)``, or
         ``None``: the general path decides (booleans, commas, other spellings
         of numbers, non-ASCII text, a negative zero). Whatever is returned is
@@ -273,12 +274,12 @@ def _arrow_decision(s: pd.Series) -> tuple[str, pd.Series | tuple[str, str] | No
             ints = pc.cast(arr, pa.int64())
         except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
             return None
-        return "numbers", pd.Series(ints.to_numpy(zero_copy_only=False), index=s.index)
+        return "numbers", ints.to_numpy(zero_copy_only=False)
     if not only(seen, _ASCII) or only(seen, _BOOL_BYTES):
         return None
     if not has_lead and only(seen, BYTES_DECIMAL):
         values = float_cells(arr)
-        return None if values is None else ("numbers", pd.Series(values, index=s.index))
+        return None if values is None else ("numbers", values)
     if not only(seen, _SIGNED_DIGITS) and not seen[ord(",")] and not only(seen, BYTES_MAYBE_NUMBER):
         return "text", None  # not integers (no key), not booleans, some cell no number: text
     uniques = pc.unique(arr).drop_null()
@@ -300,7 +301,7 @@ def _arrow_decision(s: pd.Series) -> tuple[str, pd.Series | tuple[str, str] | No
         return None
     if every(_DECIMAL):
         values = float_cells(arr)
-        return None if values is None else ("numbers", pd.Series(values, index=s.index))
+        return None if values is None else ("numbers", values)
     if pc.any(pc.match_substring(uniques, ",")).as_py() or every(_MAYBE_NUMBER):
         return None
     return "text", None
@@ -385,7 +386,7 @@ def propose_missing(frame: pd.DataFrame) -> tuple[MissingCodeProposal, ...]:
 def type_columns(
     frame: pd.DataFrame, *, decimal: DecimalChoice = "auto"
 ) -> tuple[pd.DataFrame, tuple[tuple[str, str], ...], tuple[tuple[str, str], ...]]:
-    """Type the all-text columns of a frame read as text, in place (see :func:`trim_cells`).
+    """Type the all-text columns of a frame read as text (in place from 100,000 rows, see :func:`trim_cells`).
 
     Parameters
     ----------
@@ -400,12 +401,15 @@ def type_columns(
     conversions : tuple of (column, description)
     warnings : tuple of (code, message)
     """
-    out = frame
+    large = len(frame) >= _LARGE_ROWS
+    # A large frame's columns are replaced in place, each text column freed at once (the memory bound); a
+    # smaller one's replacements are gathered and the frame built once: on 10,000 columns, one replacement at
+    # a time cost twice as much as building the frame.
+    out: pd.DataFrame | dict = frame if large or not frame.columns.is_unique else {}
     conversions: list[tuple[str, str]] = []
     warnings: list[tuple[str, str]] = []
     pending: dict[str, list[str]] = {}
     decided: set[str] = set()
-    large = len(frame) >= _LARGE_ROWS
     for col in frame.columns:
         if large:
             release_freed_memory()  # the text column replaced last is garbage; its numbers are not pyarrow's
@@ -416,7 +420,7 @@ def type_columns(
             fast = _arrow_decision(s)
             if fast is not None:
                 kind, value = fast
-                if isinstance(value, pd.Series):
+                if isinstance(value, np.ndarray):
                     out[col] = value
                 elif isinstance(value, tuple):
                     warnings.append(value)
@@ -468,6 +472,8 @@ def type_columns(
         else:
             warnings.append(note("READ_AMBIGUOUS_NUMBER", column=str(col),
                                  example=next(u for u in uniques if "," in u)))
+    if isinstance(out, dict) and out:
+        frame = pd.DataFrame({c: out[c] if c in out else s for c, s in frame.items()}, index=frame.index, copy=False)
     return frame, tuple(conversions), tuple(warnings)
 
 
@@ -475,7 +481,7 @@ def looks_integer(text: str) -> bool:
     return text.lstrip("+-").isdigit()
 
 
-def _convert(out: pd.DataFrame, conversions: list, col: str, s: pd.Series, conv: str) -> None:
+def _convert(out: pd.DataFrame | dict, conversions: list, col: str, s: pd.Series, conv: str) -> None:
     num = _numbers(s.dropna(), conv)
     if num.isna().any():
         return
