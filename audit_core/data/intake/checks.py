@@ -58,6 +58,8 @@ def _mixed_type_problem(col: str, s: pd.Series, codes_reported: bool) -> None:
             if codes is not None and maybe < 0.8 * (len(cells) - int(pc.sum(codes).as_py() or 0)):
                 return
             rest = cells if codes is None else pc.filter(cells, pc.invert(codes))
+            if codes is not None and len(rest) == 0:
+                return  # every present cell a candidate code: no value is left to count below
             if len(rest) and only(byte_set(rest), BYTES_DECIMAL) and float_cells(rest) is not None:
                 return  # every cell but the codes a number: none is text
         # Distinct values and their counts, without a copy of the column.
