@@ -27,8 +27,8 @@ import pandas as pd
 from .bounded import release_freed_memory
 from .options import DecimalChoice
 from .report import CANDIDATE_MISSING_CODES, MissingCodeProposal, note
-from .textbytes import (BYTES_DECIMAL, BYTES_DIGITS, BYTES_MAYBE_NUMBER, any_in, arrow_cells, arrow_column, byte_set,
-                        float_cells, lengths_and_starts, only)
+from .textbytes import (BYTES_DECIMAL, BYTES_DIGITS, BYTES_MAYBE_NUMBER, any_in, any_in_each, arrow_cells, arrow_column,
+                        byte_set, float_cells, lengths_and_starts, only)
 
 __all__ = ["trim_cells", "apply_missing", "propose_missing", "type_columns"]
 
@@ -354,11 +354,16 @@ def propose_missing(frame: pd.DataFrame) -> tuple[MissingCodeProposal, ...]:
     import pyarrow as pa
 
     candidates = pa.array(sorted(_CODES), pa.large_string())
+    series = dict(frame.items()) if frame.columns.is_unique else None
+    arrays = {} if series is None else {c: a for c, s in series.items() if (a := arrow_column(s)) is not None}
+    hit = any_in_each(list(arrays.values()), candidates) if arrays else None
+    with_code = set() if hit is None else {c for c, h in zip(arrays, hit, strict=True) if h}
     for col in frame.columns:
-        s = frame[col]
+        s = frame[col] if series is None else series[col]
         arr = arrow_column(s)
         if arr is not None:
-            out += _arrow_proposals(str(col), arr, candidates)
+            if hit is None or col in with_code:  # a column with no code has no proposal
+                out += _arrow_proposals(str(col), arr, candidates)
             continue
         text = _is_text(s)
         if not text.any():
