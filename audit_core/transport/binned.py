@@ -238,7 +238,9 @@ def _signature(columns) -> list[np.ndarray]:
     for v in columns:
         v = np.asarray(v)
         k = v.astype(np.int64)
-        if len(v) and k.min() >= 0 and np.array_equal(k, v):
+        if v.dtype.kind == "b":  # already 0/1
+            base = int(k.max()) + 1 if len(v) else 1
+        elif len(v) and k.min() >= 0 and (v.dtype.kind in "iu" or np.array_equal(k, v)):
             base = int(k.max()) + 1
         else:
             uniq, k = np.unique(v, return_inverse=True)
@@ -304,11 +306,11 @@ class BinnedMetrics:
         rep[cell[::-1]] = np.arange(len(cell))[::-1]
         has = np.bincount(cell, minlength=nc) > 0
 
-        def step(v):
-            v = np.asarray(v, dtype=float)
-            val = np.where(has, v[rep], 0.0)
+        def step(v):  # v may be boolean or integer (0/1 steps): only its K values are made floats
+            v = np.asarray(v)
+            val = np.where(has, v[rep], 0.0).astype(float)
             if not L.steps_constant and np.any(v != val[cell]):  # not constant on its cells: treat as smooth
-                return mean(v)
+                return mean(v.astype(float))
             return val
 
         q = np.clip(p, EPS_LOGIT, 1 - EPS_LOGIT)
@@ -433,7 +435,13 @@ class BinnedMetrics:
             rc, Rk = within(ws * (s - ys) * (ys == c))
             _, Wck = within(ws * (ys == c))
             g.append(rc / np.where(Wck > 0, Wck, 1.0)[kb])
-        xp = np.r_[np.arange(K, dtype=float), kb + 0.5 * x]
+        grid, at = np.arange(K, dtype=float), kb + 0.5 * x
+        if np.all(at[1:] >= at[:-1]):  # already ascending (weights ≥ 0): merge the grid in, ties grid first
+            ins = np.searchsorted(at, grid, side="left")
+            self._ace_x = np.insert(at, ins, grid)
+            self._ace_g = np.stack([np.insert(gc, ins, 0.0) for gc in g])
+            return
+        xp = np.r_[grid, at]
         key = np.lexsort((np.r_[np.zeros(K), np.ones(len(x))], xp))
         self._ace_x = xp[key]
         self._ace_g = np.stack([np.r_[np.zeros(K), gc][key] for gc in g])
