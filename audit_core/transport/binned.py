@@ -369,7 +369,6 @@ class BinnedMetrics:
         np.cumsum(lvl, axis=1, out=cumR[:, 1:])
         with np.errstate(invalid="ignore", divide="ignore"):
             t = K * (np.cumsum(Wb, axis=1) - Wb) / tot[:, None]  # scaled weight below each bin
-            te = t + K * Wb / tot[:, None]
         R = np.zeros((B, K + 1))
         R[:, K] = cumR[:, -1]
         if K > 1:
@@ -379,8 +378,9 @@ class BinnedMetrics:
             k = np.searchsorted((t + ACE_FLOOR_ALLOWANCE + off).ravel(), (j + off).ravel(), side="left")
             k = k.reshape(B, K - 1) - np.arange(B)[:, None] * kl - 1
             rows = np.arange(B)[:, None]
-            with np.errstate(invalid="ignore", divide="ignore"):
-                f = np.clip((j - t[rows, k]) / (te[rows, k] - t[rows, k]), 0.0, 1.0)
+            tk = t[rows, k]
+            with np.errstate(invalid="ignore", divide="ignore"):  # the bin's end, at the bins the edges cut only
+                f = np.clip((j - tk) / (tk + K * Wb[rows, k] / tot[:, None] - tk), 0.0, 1.0)
             f = np.where(np.isfinite(f) & ~self.single_bin[k], f, 1.0)
             at = k + 0.5 * f
             part = (V[:, 0::2][rows, k] * np.interp(at, self._ace_x, self._ace_g[0])
