@@ -299,7 +299,7 @@ def test_batched_metrics_presorted_path_equals_registry():
             assert out[name][b] == pytest.approx(f(y, p, sample_weight=W[b]), rel=1e-7, abs=1e-9), name
 
 
-@pytest.mark.parametrize("name", ["selective", "conformal", "verdicts", "stress", "binned"])
+@pytest.mark.parametrize("name", ["selective", "conformal", "verdicts", "stress", "cells"])
 def test_transport_doctests(name):
     import doctest
     import importlib

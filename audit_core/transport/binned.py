@@ -74,182 +74,15 @@ import numpy as np
 
 from ..calibration_error import ACE_FLOOR_ALLOWANCE, spiegelhalter_terms
 from ..logistic import EPS_LOGIT, fit_logistic_1d, logit
-from ..metrics import bin_ids
 from .bootstrap import _taylor_columns, _taylor_newton
+from .cells import DEFAULT_BINS, CellLayout, bin_starts
 
 __all__ = ["DEFAULT_BINS", "bin_starts", "CellLayout", "BinnedMetrics"]
 
-#: target number of equal-count bins per test set.
-DEFAULT_BINS = 640
-#: a cut at every multiple of this on the logit scale.
-LOGIT_STEP = 0.5
-#: at the top of the ranking a bin holds at most this share of the records above it.
-TOP_SHARE = 0.2
 #: Taylor roots further than this (max-norm) from the full-sample fit are refitted.
 POLISH_STEP = 0.05
 #: replicates per block in the ranking arithmetic (keeps its temporaries in cache).
 _BLOCK = 32
-
-
-def bin_starts(s: np.ndarray, forced=(), *, n_bins: int = DEFAULT_BINS, logit_step: float = LOGIT_STEP,
-               top_share: float = TOP_SHARE) -> np.ndarray:
-    """Start positions of the bins over ascending scores.
-
-    Parameters
-    ----------
-    s : ndarray of shape (n,)
-        Scores sorted ascending.
-    forced : array-like of int
-        Positions that must start a bin (moved down to the start of their run
-        of ties).
-    n_bins : int
-        Target number of equal-count bins; with at most ``2 · n_bins``
-        distinct scores every distinct score is a bin.
-
-    Returns
-    -------
-    ndarray of int, ascending, starting with 0; every entry starts a run of ties.
-
-    logit_step : float
-        A cut at every multiple of this on the logit scale.
-    top_share : float
-        At the top of the ranking a bin holds at most this share of the
-        records ranked above it (0 turns the refinement off).
-
-    Examples
-    --------
-    Ties are never split: a forced cut at position 2, inside the run
-    ``0.2, 0.2, 0.2`` at positions 1–3, moves to 1.
-
-    >>> s = np.array([0.1, 0.2, 0.2, 0.2, 0.3, 0.4])
-    >>> bin_starts(s, [2], n_bins=1, logit_step=100.0, top_share=0.0).tolist()
-    [0, 1]
-
-    With at most ``2 · n_bins`` distinct scores, every distinct score is a bin:
-
-    >>> bin_starts(s, n_bins=2).tolist()
-    [0, 1, 4, 5]
-    """
-    s = np.asarray(s, dtype=float)
-    n = len(s)
-    if n == 0:
-        return np.zeros(0, dtype=np.intp)
-    first = np.r_[True, s[1:] != s[:-1]]
-    ties = np.flatnonzero(first)
-    group = np.cumsum(first) - 1
-
-    def snap(pos):
-        pos = np.asarray(pos, dtype=np.intp)
-        pos = pos[(pos >= 0) & (pos < n)]
-        return ties[group[pos]]
-
-    parts = [np.zeros(1, dtype=np.intp), snap(forced)]
-    if len(ties) <= 2 * n_bins:
-        return ties
-    parts.append(snap(np.round(np.arange(1, n_bins) * (n / n_bins)).astype(np.intp)))
-    x = logit(s)
-    lo, hi = np.ceil(x[0] / logit_step), np.floor(x[-1] / logit_step)
-    if hi >= lo:
-        parts.append(snap(np.searchsorted(x, np.arange(lo, hi + 1) * logit_step, side="left")))
-    top, r, size = [], 1, n / n_bins
-    while top_share > 0 and r < size / top_share and r < n:
-        top.append(n - r)
-        r += max(1, int(top_share * r))
-    parts.append(snap(top))
-    return np.unique(np.concatenate(parts))
-
-
-class CellLayout:
-    """The (bin × class) cells of one test set under one fixed pipeline.
-
-    Parameters
-    ----------
-    y : ndarray of shape (n,)
-        Labels in {0, 1}.
-    p : ndarray of shape (n,)
-        Mapped scores.
-    steps : dict of str to ndarray (n,)
-        Step columns (functions of ``p̂`` within each class); a cut is
-        forced wherever one changes within a class.
-    n_ece_bins : int
-        ECE bins (their edges are forced cuts, with the metric's closedness).
-    n_bins : int
-        Target number of equal-count bins (:func:`bin_starts`).
-    order : ndarray (n,), optional
-        ``np.argsort(p, kind="stable")`` when the caller has it (the evaluation stage's).
-    **bin_options
-        ``logit_step`` and ``top_share`` of :func:`bin_starts`.
-
-    Attributes
-    ----------
-    order : ndarray (n,)
-        Stable ascending score order.
-    starts : ndarray (K,)
-        Bin starts in that order.
-    cell : ndarray (n,)
-        Cell of each record (input order): ``2 · bin + y``.
-    n_cells : int
-        ``2 K``.
-    exact : bool
-        Every bin holds one distinct score (then every statistic is exact).
-    """
-
-    def __init__(self, y, p, steps=None, *, n_ece_bins: int = 15, n_bins: int = DEFAULT_BINS, order=None,
-                 **bin_options) -> None:
-        y = np.asarray(y).astype(np.intp)
-        p = np.asarray(p, dtype=float)
-        self.order = np.argsort(p, kind="stable") if order is None else np.asarray(order)
-        s, ys = p[self.order], y[self.order]
-        self.ece_bin = bin_ids(p, n_ece_bins)
-        codes = [c[self.order] for c in _signature([self.ece_bin] + list((steps or {}).values()))]
-        forced = []
-        for c in (0, 1):
-            pos = np.flatnonzero(ys == c)
-            if len(pos) > 1:
-                ch = np.zeros(len(pos) - 1, dtype=bool)
-                for code in codes:
-                    cc = code[pos]
-                    ch |= cc[1:] != cc[:-1]
-                forced.append(pos[1:][ch])
-        forced_at = np.concatenate(forced) if forced else np.zeros(0, dtype=np.intp)
-        first = np.r_[True, s[1:] != s[:-1]]
-        #: every step column is constant on every cell (false only if a column differs between tied records)
-        self.steps_constant = bool(first[forced_at].all()) if len(s) else True
-        self.starts = bin_starts(s, forced_at, n_bins=n_bins, **bin_options)
-        K = len(self.starts)
-        bin_sorted = np.zeros(len(s), dtype=np.intp)
-        bin_sorted[self.starts[1:]] = 1
-        bin_sorted = np.cumsum(bin_sorted)
-        self.bin = np.empty(len(s), dtype=np.intp)
-        self.bin[self.order] = bin_sorted
-        self.cell = 2 * self.bin + y
-        self.n_bins = K
-        self.n_cells = 2 * K
-        self.exact = bool(len(s) == 0 or K == int(np.count_nonzero(np.r_[True, s[1:] != s[:-1]])))
-
-
-def _signature(columns) -> list[np.ndarray]:
-    """Integer codes (int64, shape (n,)) that differ between two records wherever any column does.
-
-    Columns are packed exactly (mixed radix over their distinct values); a new
-    code starts before the product of radices would pass 2**62.
-    """
-    codes, code, cap = [], None, 1
-    for v in columns:
-        v = np.asarray(v)
-        k = v.astype(np.int64)
-        if len(v) and k.min() >= 0 and np.array_equal(k, v):
-            base = int(k.max()) + 1
-        else:
-            uniq, k = np.unique(v, return_inverse=True)
-            k, base = k.reshape(-1).astype(np.int64), max(len(uniq), 1)
-        if code is None or cap * base > 2**62:
-            if code is not None:
-                codes.append(code)
-            code, cap = np.zeros(len(v), dtype=np.int64), 1
-        code = code * base + k
-        cap *= base
-    return codes + ([code] if code is not None else [])
 
 
 def _cell_sum(cell, values, n_cells):
@@ -304,11 +137,11 @@ class BinnedMetrics:
         rep[cell[::-1]] = np.arange(len(cell))[::-1]
         has = np.bincount(cell, minlength=nc) > 0
 
-        def step(v):
-            v = np.asarray(v, dtype=float)
-            val = np.where(has, v[rep], 0.0)
+        def step(v):  # v may be boolean or integer (0/1 steps): only its K values are made floats
+            v = np.asarray(v)
+            val = np.where(has, v[rep], 0.0).astype(float)
             if not L.steps_constant and np.any(v != val[cell]):  # not constant on its cells: treat as smooth
-                return mean(v)
+                return mean(v.astype(float))
             return val
 
         q = np.clip(p, EPS_LOGIT, 1 - EPS_LOGIT)
@@ -350,16 +183,23 @@ class BinnedMetrics:
             T = _taylor_columns(x, y, self.start)
             M = np.column_stack([M, mean(T)])
         self.M = M
-        self._setup_ranking(L, y, p, w)
+        self._setup_ranking(L, y, p, w, unit=weights is None)
 
     # ------------------------------------------------------------ setup
-    def _setup_ranking(self, L, y, p, w):
-        """Within-bin concordance (AUROC) and precision-path moments (AP)."""
+    def _setup_ranking(self, L, y, p, w, *, unit=False):
+        """Within-bin concordance (AUROC) and precision-path moments (AP).
+
+        ``unit``: every weight is 1, so the weighted level sums equal the counts (computed once).
+        """
         o = L.order
         s, ys, ws = p[o], y[o], w[o]
         lv = np.flatnonzero(np.r_[True, s[1:] != s[:-1]])
-        pos = np.add.reduceat(ws * ys, lv) if len(lv) else np.zeros(0)
-        neg = np.add.reduceat(ws * (1 - ys), lv) if len(lv) else np.zeros(0)
+
+        def level_sums(v):
+            return np.add.reduceat(v, lv) if len(lv) else np.zeros(0)
+
+        pos = level_sums(ys if unit else ws * ys)
+        neg = level_sums(1 - ys if unit else ws * (1 - ys))
         binl = L.bin[o][lv]
         K = L.n_bins
         P0, N0 = np.bincount(binl, pos, K), np.bincount(binl, neg, K)
@@ -385,10 +225,11 @@ class BinnedMetrics:
         # counts in its own precision), and both paths fluctuate around the mean
         # path. Second-order terms with the within-bin second moments of the
         # weights (w = 1: kappa = Σ π(1 − u), lambda = Σ π u(1 − u), ...).
-        m1 = np.bincount(binl, np.add.reduceat(ys, lv) if len(lv) else np.zeros(0), K)
-        m0 = np.bincount(binl, np.add.reduceat(1 - ys, lv) if len(lv) else np.zeros(0), K)
-        pos2 = np.add.reduceat(ws * ws * ys, lv) if len(lv) else np.zeros(0)
-        neg2 = np.add.reduceat(ws * ws * (1 - ys), lv) if len(lv) else np.zeros(0)
+        if unit:  # 1 · v = v: the counts and squared-weight sums are the level sums above
+            m1, m0, pos2, neg2 = P0, N0, pos, neg
+        else:
+            m1, m0 = np.bincount(binl, level_sums(ys), K), np.bincount(binl, level_sums(1 - ys), K)
+            pos2, neg2 = level_sums(ws * ws * ys), level_sums(ws * ws * (1 - ys))
         with np.errstate(invalid="ignore", divide="ignore"):
             rho = pos2 * (m1 / np.where(P0 > 0, P0, 1.0) ** 2)[binl]
             sig = neg2 * (m0 / np.where(N0 > 0, N0, 1.0) ** 2)[binl]
@@ -433,7 +274,13 @@ class BinnedMetrics:
             rc, Rk = within(ws * (s - ys) * (ys == c))
             _, Wck = within(ws * (ys == c))
             g.append(rc / np.where(Wck > 0, Wck, 1.0)[kb])
-        xp = np.r_[np.arange(K, dtype=float), kb + 0.5 * x]
+        grid, at = np.arange(K, dtype=float), kb + 0.5 * x
+        if np.all(at[1:] >= at[:-1]):  # already ascending (weights ≥ 0): merge the grid in, ties grid first
+            ins = np.searchsorted(at, grid, side="left")
+            self._ace_x = np.insert(at, ins, grid)
+            self._ace_g = np.stack([np.insert(gc, ins, 0.0) for gc in g])
+            return
+        xp = np.r_[grid, at]
         key = np.lexsort((np.r_[np.zeros(K), np.ones(len(x))], xp))
         self._ace_x = xp[key]
         self._ace_g = np.stack([np.r_[np.zeros(K), gc][key] for gc in g])
@@ -522,7 +369,6 @@ class BinnedMetrics:
         np.cumsum(lvl, axis=1, out=cumR[:, 1:])
         with np.errstate(invalid="ignore", divide="ignore"):
             t = K * (np.cumsum(Wb, axis=1) - Wb) / tot[:, None]  # scaled weight below each bin
-            te = t + K * Wb / tot[:, None]
         R = np.zeros((B, K + 1))
         R[:, K] = cumR[:, -1]
         if K > 1:
@@ -532,8 +378,9 @@ class BinnedMetrics:
             k = np.searchsorted((t + ACE_FLOOR_ALLOWANCE + off).ravel(), (j + off).ravel(), side="left")
             k = k.reshape(B, K - 1) - np.arange(B)[:, None] * kl - 1
             rows = np.arange(B)[:, None]
-            with np.errstate(invalid="ignore", divide="ignore"):
-                f = np.clip((j - t[rows, k]) / (te[rows, k] - t[rows, k]), 0.0, 1.0)
+            tk = t[rows, k]
+            with np.errstate(invalid="ignore", divide="ignore"):  # the bin's end, at the bins the edges cut only
+                f = np.clip((j - tk) / (tk + K * Wb[rows, k] / tot[:, None] - tk), 0.0, 1.0)
             f = np.where(np.isfinite(f) & ~self.single_bin[k], f, 1.0)
             at = k + 0.5 * f
             part = (V[:, 0::2][rows, k] * np.interp(at, self._ace_x, self._ace_g[0])

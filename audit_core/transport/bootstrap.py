@@ -105,13 +105,19 @@ def _taylor_columns(x, y, start):
     s1 = s0 * (1 - s0)
     s2 = s1 * (1 - 2 * s0)
     s3 = s1 * (1 - 6 * s1)
-    cols = [y, y * x]
+    # powers x^j by repeated products (1 · x, then · x), computed once for the four derivatives
+    powers = [np.ones_like(x)]
+    for _j in range(4):
+        powers.append(powers[-1] * x)
+    out = np.empty((len(x), _N_TAYLOR))
+    out[:, 0] = y
+    np.multiply(y, x, out=out[:, 1])
+    col = 2
     for k, sk in enumerate((s0, s1, s2, s3)):
-        xp = np.ones_like(x)
-        for _j in range(k + 2):
-            cols.append(sk * xp)
-            xp = xp * x
-    return np.stack(cols, axis=1)
+        for j in range(k + 2):
+            np.multiply(sk, powers[j], out=out[:, col])
+            col += 1
+    return out
 
 
 def _taylor_newton(T, start, *, iters: int = 25, return_bad: bool = False):

@@ -148,7 +148,9 @@ def bootstrap_columns(y, p, rules: Rules, extra=None):
     Returns
     -------
     linear : dict of str to ndarray (n,)
-        Statistics ``Σ w v / Σ w``.
+        Statistics ``Σ w v / Σ w``. The 0/1 and count steps (selection
+        indicators, coverage, set size) are boolean or ``int8``: the same
+        values as floats, read without a float copy of the column.
     ratios : dict of str to (ndarray (n,), ndarray (n,))
         Statistics ``Σ w num / Σ w den``.
     keys : dict
@@ -166,24 +168,22 @@ def bootstrap_columns(y, p, rules: Rules, extra=None):
         lin[k] = np.asarray(v, dtype=float)
         keys[k] = ("metrics", k, None, None)
     for s, tau in rules.thresholds.items():
-        a = (c >= tau).astype(float)
+        a = c >= tau  # 0/1 steps stay boolean (or integer): the layout packs them without a float pass
         lin[f"rate_s{s}"] = a
         keys[f"rate_s{s}"] = ("selective", "rate", None, s)
         ratios[f"risk_s{s}"] = (a * e, a)
         keys[f"risk_s{s}"] = ("selective", "risk", None, s)
     for t in rules.hcep_thresholds:
-        a = (c >= t).astype(float)
-        lin[f"hcep_t{t}"] = a * e
+        lin[f"hcep_t{t}"] = (c >= t) * e
         keys[f"hcep_t{t}"] = ("selective", f"hcep_at_{t:.2f}", None, None)
     scores = cf.class_scores(p)
     for al, q in rules.qhat.items():
         for method in ("marginal", "label_conditional"):
             sets = cf.prediction_sets(p, q[method], scores=scores)
-            cov = np.where(y == 1, sets[:, 1], sets[:, 0]).astype(float)
             nm = f"cov_{method}_{al}"
-            lin[nm] = cov
+            lin[nm] = np.where(y == 1, sets[:, 1], sets[:, 0])
             keys[nm] = (f"conformal_{method}", "coverage", al, None)
-            lin[f"size_{method}_{al}"] = sets.sum(axis=1).astype(float)
+            lin[f"size_{method}_{al}"] = sets.sum(axis=1, dtype=np.int8)
             keys[f"size_{method}_{al}"] = (f"conformal_{method}", "mean_set_size", al, None)
     return lin, ratios, keys
 

@@ -74,7 +74,7 @@ class DrawGroup:
             self._maps = [sp.csr_matrix((np.ones(self.n_atoms), (np.asarray(cl)[first], np.arange(self.n_atoms))),
                                         shape=(k, self.n_atoms)) for cl, k in zip(cells, n_cells, strict=True)]
         self._classes = class_positions(self.y)
-        self._lut = [atom[idx].astype(np.int32 if self.n_atoms < 2**31 else np.intp) for idx in self._classes]
+        self._lut = [atom[idx].astype(np.intp) for idx in self._classes]  # intp: bincount reads it as it is
         self._wl = None if weights is None else [np.asarray(weights, dtype=float)[idx] for idx in self._classes]
         self.V = [np.zeros((B, k)) for k in n_cells]
         self.Vw = None if weights is None else [np.zeros((B, k)) for k in n_cells]
