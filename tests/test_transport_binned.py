@@ -24,7 +24,8 @@ from audit_core.errors import AuditInputError
 from audit_core.metrics import METRICS, metric_values
 from audit_core.transport import conformal as cf
 from audit_core.transport import TransportAudit, TransportConfig, run_transport
-from audit_core.transport.binned import BinnedMetrics, CellLayout, bin_starts
+from audit_core.transport.binned import BinnedMetrics
+from audit_core.transport.cells import CellLayout, bin_starts
 from audit_core.transport.bootstrap import BatchedMetrics, stratified_counts, stratified_draws
 from audit_core.transport.evaluation import bootstrap_columns, fit_rules
 

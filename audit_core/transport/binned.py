@@ -3,7 +3,7 @@
 The estimator is the protocol's stratified record bootstrap (records drawn
 with replacement within each class, pipelines fixed); only the arithmetic of
 each replicate changes. The records of one test set are sorted by the mapped
-score ``p̂`` and cut into bins (:func:`bin_starts`); a *cell* is one bin and
+score ``p̂`` and cut into bins (:func:`~.cells.bin_starts`); a *cell* is one bin and
 one class. A replicate is reduced to its weight total in every cell
 (``V``, shape (B, cells): the number of draws landing in the cell, or the sum
 of their record weights), and every statistic is computed from ``V`` in
@@ -75,9 +75,9 @@ import numpy as np
 from ..calibration_error import ACE_FLOOR_ALLOWANCE, spiegelhalter_terms
 from ..logistic import EPS_LOGIT, fit_logistic_1d, logit
 from .bootstrap import _taylor_columns, _taylor_newton
-from .cells import DEFAULT_BINS, CellLayout, bin_starts
+from .cells import CellLayout
 
-__all__ = ["DEFAULT_BINS", "bin_starts", "CellLayout", "BinnedMetrics"]
+__all__ = ["BinnedMetrics"]
 
 #: Taylor roots further than this (max-norm) from the full-sample fit are refitted.
 POLISH_STEP = 0.05

@@ -20,7 +20,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .binned import BinnedMetrics, CellLayout
+from .binned import BinnedMetrics
+from .cells import CellLayout
 from .bootstrap import class_positions, stratified_draws
 from .evaluation import bootstrap_columns
 from .state import Tick, TransportState, no_tick
