@@ -249,7 +249,7 @@ COUNT_FIELDS: dict[str, dict[str, str]] = {
     "FRResMLP": {"epochs": "epochs", "width": "width", "n_blocks": "blocks", "batch_size": "chunk"},
     "TransportConfig": {
         "n_refits": "refits", "n_bootstrap": "bootstrap", "degradation_m": "depth", "n_random_sets": "random_sets",
-        "stress_max_rows": "rows", "mi_max_rows": "rows", "n_bins": "bins", "models": "list_items",
+        "stress_max_rows": "rows", "mi_max_rows": "rows", "shift_max_rows": "rows", "n_bins": "bins", "models": "list_items",
         "mappings": "list_items", "alphas": "list_items", "selection_rates": "list_items",
         "hcep_thresholds": "list_items", "stresses": "list_items", "subgroup_columns": "list_items",
         "targets": "list_items", "score_columns": "list_items",
