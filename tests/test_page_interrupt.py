@@ -89,3 +89,31 @@ def test_an_adoption_cut_short_is_completed_on_the_next_run(registry_path, monke
     assert list(s[Keys.COLUMNS]["column"]) == list(s[Keys.TABLE].frame.columns)
     assert s[Keys.TARGETS], "the sample's target definitions were not restored"
     assert at.button(key="act_train").label == "Train model"
+
+
+def test_a_training_cut_short_by_a_rerun_is_kept_and_announced(registry_path, monkeypatch):
+    """The CI load test's other stuck session: "Train model" clicked, then the page run was interrupted (Streamlit
+    raises at the next ``st.*`` call when a newer rerun request arrives, e.g. a late widget event under load). The
+    rerun has the button up again, so a training done inside the page run was lost without a word. Training now
+    runs as a job: the interrupted run leaves it running and the next run adopts the model and announces it."""
+    from app_text import texts
+
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=240).run()
+    at.switch_page("pages/data_groups.py").run()
+    assert not at.exception, at.exception
+    original, cuts = st.progress, []
+
+    def progress(*args, **kwargs):
+        if not cuts:  # the first progress element after the click is where the newer rerun lands
+            cuts.append(1)
+            raise StopException()
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(st, "progress", progress)
+    at.button(key="act_train").click().run()
+    assert cuts, "the page run after the click drew no progress element to cut"
+    at.run()  # the next run: no click
+    assert not at.exception, at.exception
+    ready = [t for t in texts(at, "success") if t.startswith("Model ready: logistic_regression")]
+    assert ready and "saved as run" in ready[0], texts(at, "success")
+    assert at.session_state[Keys.WORKSPACE] is not None

@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from audit_core.data.baseline import BASELINE_KINDS
+from audit_core.data.baseline import BASELINE_KINDS, BaselineKind
 from audit_core.data.dataset import DatasetConfig, build_dataset
 from audit_core.data.groups import GroupRule, apply_group_rules, parse_group_csv
 from audit_core.data.intake import LoadedTable, user_read_options
@@ -27,7 +27,8 @@ from audit_core.models.refusals import ACCEPTED_FORMATS
 from audit_core.models.training import Workspace, attach_model, train_workspace
 from audit_core.models.zoo import ZOO, ModelSpec
 from audit_core.runs.save import save_workspace
-from components.feedback import code, guarded, md_escape, progress_bar, stale_notice
+from components import jobs
+from components.feedback import code, guarded, md_escape, stale_notice
 from components.state import (
     PERSIST, WORKSPACE_SLOT, Keys, cached_sheets, cached_upload, cached_uploads, current_provenance, registry,
     sample_table, session, workspace_key,
@@ -55,6 +56,9 @@ _CODES_FOR = workspace_key("missing_codes_for")
 # The (column, code) pairs the reader applied or proposes for the current table.
 _CODE_PAIRS = workspace_key("missing_code_pairs")
 _FIRST_WITH_DATA = "(first sheet with data)"
+TRAIN_JOB = "train"
+# The save refusal of the latest training job ({"message": text} once refused), read when its model is adopted.
+_SAVE_REFUSAL = workspace_key("train_save_refusal")
 _DELIMITERS = {"detect": None, ",": ",", ";": ";", "tab": "\t", "|": "|", "whitespace": " "}
 _HEADERS = {"detect": "auto", "is the header": "first_row", "is data": "none"}
 _DECIMALS = {"detect": "auto", ". (point)": ".", ", (comma)": ","}
@@ -432,17 +436,11 @@ def model_section(table: LoadedTable, config: DatasetConfig, groups: dict[str, s
         kind = st.selectbox("Model", list(ZOO), format_func=lambda k: ZOO[k][0], key="dg_model_kind", persist_state=PERSIST)
         st.session_state.setdefault("dg_seed", 0)
         seed = int(st.number_input("Seed", min_value=0, step=1, key="dg_seed", persist_state=PERSIST))
-        if st.button("Train model", type="primary", key="act_train"):
-            with guarded("training the model"), progress_bar("Preparing…") as progress:
-                dataset = build_dataset(table.frame, config)
-                ws = train_workspace(
-                    dataset,
-                    spec=ModelSpec(kind=kind, seed=seed),
-                    raw_groups=groups,
-                    baseline_kind=baseline,
-                    progress=progress,
-                )
-                _store(ws)
+        job = jobs.current(TRAIN_JOB)
+        running = job is not None and job.running
+        if st.button("Train model", type="primary", key="act_train", disabled=running):
+            job = _start_training(table, config, groups, spec=ModelSpec(kind=kind, seed=seed), baseline=baseline)
+        _follow_training(job)
     with tab_import:
         st.caption(md_escape(f"Accepted: {ACCEPTED_FORMATS}. Pickle, joblib and MLflow files are never opened: "
                              "upload one to see how to convert it."))
@@ -461,21 +459,59 @@ def _constant(ws: Workspace) -> bool:
     return any(c == "TRAIN_CONSTANT_PREDICTIONS" for c, _ in ws.warnings)
 
 
+def _start_training(table: LoadedTable, config: DatasetConfig, groups: dict[str, str], *, spec: ModelSpec,
+                    baseline: BaselineKind) -> jobs.Job:
+    """Train (and save) the model as a :class:`~components.jobs.Job`: a rerun that interrupts the page (a late
+    widget event, a reconnect under load, a click elsewhere) no longer drops the training. A refused save keeps the
+    model: the worker returns it with no run id and the refusal in :data:`_SAVE_REFUSAL`."""
+    reg, frame = registry(), table.frame
+    refusal: dict[str, str] = {}
+
+    def work(job: jobs.Job) -> tuple[Workspace, str | None]:
+        dataset = build_dataset(frame, config)
+        ws = train_workspace(dataset, spec=spec, raw_groups=groups, baseline_kind=baseline, progress=job.progress)
+        try:
+            return ws, save_workspace(reg, ws)
+        except AuditInputError as err:
+            refusal["message"] = err.message
+            return ws, None
+
+    st.session_state[_SAVE_REFUSAL] = refusal
+    return jobs.start(TRAIN_JOB, "Model training", work, provenance=current_provenance())
+
+
+def _follow_training(job: jobs.Job | None) -> None:
+    """Follow a training job; take a finished model into :data:`WORKSPACE_SLOT` (once) and announce it."""
+    if not jobs.follow_and_adopt(job, WORKSPACE_SLOT, stopped="Training stopped; no model was kept."):
+        return
+    _announce(WORKSPACE_SLOT.value, WORKSPACE_SLOT.run_id, (st.session_state.get(_SAVE_REFUSAL) or {}).get("message"))
+
+
 def _store(ws: Workspace) -> None:
-    """Keep the model in the session first (tied to the current inputs), then save it: a refused save (full disk,
-    read-only registry) keeps it."""
+    """Keep an imported model in the session first (tied to the current inputs), then save it: a refused save (full
+    disk, read-only registry) keeps it."""
     provenance = current_provenance()
     WORKSPACE_SLOT.put(ws, provenance)
-    auc = ws.metrics.query("split == 'test' and metric == 'auroc'")["value"].iloc[0]
-    head = "Model trained, but its predictions are (nearly) constant" if _constant(ws) else "Model ready"
-    ready = f"{head}: {ws.model.spec.get('kind')} · held-out AUROC {auc:.3f} · {ws.grouping.n_groups} evidence groups"
     try:
         run_id = save_workspace(registry(), ws)
     except AuditInputError as err:  # shown by the caller's guarded block too; the model stays usable
-        st.session_state[Keys.MESSAGE] = f"{ready} · kept in this session but not saved: {err.message}"
+        _announce(ws, None, err.message, show=False)
         raise
     WORKSPACE_SLOT.put(ws, provenance, run_id=run_id)
-    st.session_state[Keys.MESSAGE] = f"{ready} · saved as run {run_id}."
+    _announce(ws, run_id, None)
+
+
+def _announce(ws: Workspace, run_id: str | None, refused: str | None, *, show: bool = True) -> None:
+    """The message the workspace section shows: ready (or constant), saved as which run, or kept but not saved."""
+    auc = ws.metrics.query("split == 'test' and metric == 'auroc'")["value"].iloc[0]
+    head = "Model trained, but its predictions are (nearly) constant" if _constant(ws) else "Model ready"
+    ready = f"{head}: {ws.model.spec.get('kind')} · held-out AUROC {auc:.3f} · {ws.grouping.n_groups} evidence groups"
+    if refused is None:
+        st.session_state[Keys.MESSAGE] = f"{ready} · saved as run {run_id}."
+        return
+    st.session_state[Keys.MESSAGE] = f"{ready} · kept in this session but not saved: {refused}"
+    if show:
+        st.error(md_escape(refused), icon=":material/error:")
 
 
 def workspace_section(groups: dict[str, str]) -> Workspace | None:
