@@ -30,9 +30,10 @@ lint: $(VENV)/.installed-test
 	$(PY) -m ruff check audit_core audit_cli components
 	$(PY) -m mypy audit_core audit_cli components
 
-# Serial by default until two full `-n 3` runs are green. In 3 worker processes (pytest-xdist;
-# loadgroup runs each xdist_group, e.g. "serial", on one worker): make test PYTEST_ARGS="-n 3 --dist loadgroup"
-PYTEST_ARGS ?=
+# The suite runs in 3 worker processes (pytest-xdist); loadgroup keeps each xdist_group together on one worker
+# (the "serial" group: the wall-clock bound of the regex test and the concurrent-sessions load test).
+# Serially: make test PYTEST_ARGS="-n 0"
+PYTEST_ARGS ?= -n 3 --dist loadgroup
 test: lint
 	$(PY) -m pytest $(PYTEST_ARGS)
 
