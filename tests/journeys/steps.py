@@ -17,11 +17,12 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+from browser import WAIT_MS
 
 from audit_core.findings.cases import class_name
 from components.report.document import MAX_TABLE_ROWS
 
-LONG = 300_000  # ms: a step on a busy 2-core machine
+LONG = WAIT_MS  # ms: a step on a busy 2-core machine (the suite's one ceiling for browser waits)
 QUICK = 120_000
 
 #: Small configurations, so that the whole suite fits CI.
