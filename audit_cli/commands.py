@@ -367,7 +367,7 @@ def _cmd_check_forecast(args: argparse.Namespace) -> int:
     if args.format == "csv":
         sys.stdout.write(csv_text(table, index=False))
     elif args.format == "json":
-        print(json.dumps({"summary": check.summary(), "n": check.n, "n_inside": check.n_inside,
+        print(json.dumps({"sentence": check.summary(), "n": check.n, "n_inside": check.n_inside,
                           "n_beats_naive": check.n_beats_naive, "n_unknown": check.n_unknown,
                           "n_unmatched": check.n_unmatched, "level": check.level,
                           "table": json.loads(table.to_json(orient="records"))}, sort_keys=True))
