@@ -132,6 +132,17 @@ def test_steps_refused_in_each_mode(loan):
     assert e.value.code == "TRANSPORT_FORECAST_RUNNER"
 
 
+def test_forecast_step_ticks_and_can_be_cancelled(loan):
+    ds, src, tgt, _ = loan
+    seen: list[str] = []
+    audit = LabelFreeTransportAudit(_config(ds, target_labels="hidden"), progress=lambda f, m: seen.append(m),
+                                    should_stop=lambda: any(m.startswith("Forecasting") for m in seen))
+    with pytest.raises(AuditInputError) as e:
+        audit.run(src, tgt)
+    assert e.value.code == "TRANSPORT_CANCELLED" and "'forecast'" in str(e.value)
+    assert audit.stages_done == ("declare", "split", "fit", "evaluate")
+
+
 def test_config_refuses_an_unknown_label_mode_and_a_missing_target(loan):
     ds, src, tgt, _ = loan
     with pytest.raises(AuditInputError) as e:

@@ -189,7 +189,7 @@ def forecast(state: TransportState, *, tick: Tick = no_tick) -> TransportState:
         sel, idt = state.source_rows(r, "selection"), state.source_rows(r, "id_test")
         if r not in weights:
             iw = weights[r] = _weights(state, r)
-            summary = iw.summary() if iw is not None else {"domain_auroc": np.nan, "ess": np.nan, "cap": np.nan,
+            summary: dict[str, Any] = iw.summary() if iw is not None else {"domain_auroc": np.nan, "ess": np.nan, "cap": np.nan,
                                                            "n_clipped": 0, "ok": False, "reason": NO_FEATURES}
             out["forecast_weights"].append({
                 "refit": r, "domain_auroc": float(summary["domain_auroc"]), "ess": float(summary["ess"]),
@@ -222,8 +222,7 @@ def forecast(state: TransportState, *, tick: Tick = no_tick) -> TransportState:
     tick(1.0, "Forecast done")
     tables = {**state.tables, **{k: _frame(v, FORECAST_TABLES[k]) for k, v in out.items()}}
     manifest = {**state.manifest, "forecast": forecast_manifest(state),
-                "not_run": ["transport", "classify", "stress", "heterogeneity"] + [
-                    x for x in state.manifest.get("not_run", []) if x not in ("stress",)]}
+                "not_run": ["transport", "classify", "stress", "heterogeneity"] + list(state.manifest.get("not_run", []))}
     return replace(state, tables=tables, manifest=manifest)
 
 
