@@ -358,8 +358,31 @@ def _cmd_import(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _cmd_check_forecast(args: argparse.Namespace) -> int:
+    from audit_core.forecast.check import check_forecast_runs
+    from audit_core.safe_text import csv_text, map_text
+
+    check = check_forecast_runs(_registry(args.registry), args.forecast_run, args.labelled_run)
+    table = check.table
+    if args.format == "csv":
+        sys.stdout.write(csv_text(table, index=False))
+    elif args.format == "json":
+        print(json.dumps({"sentence": check.summary(), "n": check.n, "n_inside": check.n_inside,
+                          "n_beats_naive": check.n_beats_naive, "n_unknown": check.n_unknown,
+                          "n_unmatched": check.n_unmatched, "level": check.level,
+                          "table": json.loads(table.to_json(orient="records"))}, sort_keys=True))
+    else:
+        shown = ["model", "mapping", "quantity", "method", "status", "value", "low", "high", "realised", "inside",
+                 "naive", "beats_naive"]
+        print(map_text(table[shown], terminal_text).to_string(index=False, float_format=lambda v: f"{v:.4f}")
+              if len(table) else "no forecast quantity was realised")
+        print(terminal_text(check.summary()))
+    return EXIT_OK
+
+
 _COMMANDS = {
     "run": _cmd_run,
+    "check-forecast": _cmd_check_forecast,
     "report": _cmd_report,
     "gate": _cmd_gate,
     "list": _cmd_list,

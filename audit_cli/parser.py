@@ -105,6 +105,17 @@ def build_parser() -> argparse.ArgumentParser:
                     help="deployment scope of the model card's release verdict (default: production)")
     registry_arg(ex)
 
+    cf = sub.add_parser("check-forecast", help="a label-free Transport run's forecasts against the labelled run's values",
+                        epilog=_EPILOG, description="Compare the forecasts of FORECAST_RUN (a Transport run with "
+                        "target_labels absent or hidden) with the values realised in LABELLED_RUN (the labelled run of "
+                        "the same declaration on the same target records), averaged over refits, and print the table "
+                        "and a one-line summary. Runs that do not match are refused (exit 2).")
+    cf.add_argument("forecast_run", metavar="FORECAST_RUN")
+    cf.add_argument("labelled_run", metavar="LABELLED_RUN")
+    cf.add_argument("--format", choices=("text", "csv", "json"), default="text",
+                    help="text: an aligned table and the summary line (default); csv: the table; json: table and counts")
+    registry_arg(cf)
+
     im = sub.add_parser("import", help="import a JSON bundle into the registry (same run id)", epilog=_EPILOG)
     im.add_argument("bundle", metavar="BUNDLE.json")
     registry_arg(im)

@@ -15,12 +15,19 @@ marked ``unknown`` with a reason when its assumption's check fails
 Public surface::
 
     from audit_core.forecast import forecast_from_features, forecast_target, importance_weights
+    from audit_core.forecast import run_label_free_transport, check_forecast, check_forecast_runs
+
+In a Transport run (:mod:`~audit_core.forecast.transport_stage`): a config with
+``target_labels`` absent or hidden ends with the forecast step; a labelled run
+stores the ``realised`` values that :mod:`~audit_core.forecast.check` compares.
 """
+from .check import ForecastCheck, check_forecast, check_forecast_runs
 from .conformal import label_scores, membership, set_quantiles, weighted_coverage, weighted_quantile
 from .estimates import (METHODS, TOLERANCES, Forecast, ForecastResult, WeightCheck, forecast_from_features,
                         forecast_target, refit_probabilities)
 from .labelshift import adjust_probabilities, bbse_prevalence, class_weights, em_prevalence
 from .quantities import Rules, fit_rules, label_free_quantities, labelled_quantities
+from .transport_stage import FORECAST_TABLES, forecast, realised_table, run_label_free_transport
 from .weights import (AUROC_MAX, ImportanceWeights, OverlapVerdict, clip_weights, density_ratio, domain_probabilities,
                       ess_floor, importance_weights, kish_ess, overlap_check)
 
@@ -31,4 +38,6 @@ __all__ = [
     "weighted_quantile", "set_quantiles", "membership", "weighted_coverage", "label_scores",
     "em_prevalence", "bbse_prevalence", "class_weights", "adjust_probabilities",
     "Rules", "fit_rules", "labelled_quantities", "label_free_quantities", "refit_probabilities",
+    "run_label_free_transport", "forecast", "realised_table", "FORECAST_TABLES",
+    "check_forecast", "check_forecast_runs", "ForecastCheck",
 ]

@@ -21,7 +21,10 @@ from .headline import check_headline
 from .mappings import DEFAULT_MAPPINGS, MAPPINGS
 from .verdicts import DEFAULT_TOLERANCES, check_tolerances
 
-__all__ = ["TransportConfig", "class_names_of", "model_options", "versions"]
+__all__ = ["TARGET_LABELS", "TransportConfig", "class_names_of", "declaration_key", "model_options", "versions"]
+
+#: What a run knows of the target's labels (``TransportConfig.target_labels``).
+TARGET_LABELS = ("available", "absent", "hidden")
 
 
 def _bad(name: str, problem: str):
@@ -168,6 +171,12 @@ class TransportConfig:
         computes the same replicates on (score bin × class) cells
         (:mod:`~audit_core.transport.binned`): step statistics are identical,
         smooth ones agree to about 1e-4.
+    target_labels : {"available", "absent", "hidden"}, default "available"
+        The target domain's labels. ``"available"``: today's labelled run.
+        ``"absent"`` (the target has no label column) and ``"hidden"`` (its
+        label columns are dropped at declaration and never read): the
+        label-free run, whose steps are ``declare → split → fit → evaluate →
+        forecast`` (:mod:`~audit_core.transport.forecasting`, ``docs/forecast.md``).
     headline : mapping, optional
         The headline slice, declared before any result is seen: any of
         ``model`` (one of ``models``), ``mapping`` (one of ``mappings``) and
@@ -220,6 +229,7 @@ class TransportConfig:
     single_domain: bool = False
     exact_bootstrap: bool = False
     headline: Mapping[str, str] | None = None
+    target_labels: str = "available"
 
     def __post_init__(self) -> None:
         for name in _SEQUENCES + ("subgroup_columns",):
@@ -291,6 +301,10 @@ class TransportConfig:
             object.__setattr__(self, "headline", {str(k): str(v) for k, v in self.headline.items() if v is not None})
         if not isinstance(self.exact_bootstrap, (bool, np.bool_)):
             raise _bad("exact_bootstrap", f"must be true or false, got {self.exact_bootstrap!r}")
+        if not isinstance(self.target_labels, str) or self.target_labels not in TARGET_LABELS:
+            raise _bad("target_labels", f"must be one of {', '.join(TARGET_LABELS)}, got {self.target_labels!r}"[:300])
+        if self.label_free and self.single_domain:
+            raise _bad("target_labels", f"{self.target_labels!r} forecasts a target domain; a single-domain run has none")
         for s in self.stresses:
             if s not in ("target_definition", "degradation"):
                 raise _bad("stresses", f"unknown stress {s!r}")
@@ -317,9 +331,18 @@ class TransportConfig:
     def features(self) -> tuple:
         return self.numeric + self.categorical
 
+    @property
+    def label_free(self) -> bool:
+        """True when the target's labels are ``absent`` or ``hidden`` (the forecast run)."""
+        return self.target_labels != "available"
+
     def to_dict(self) -> dict[str, Any]:
+        """Every field as plain values; ``target_labels`` only when it is not ``"available"`` (a labelled run's
+        dict is the one it has always been)."""
         out = {}
         for f in fields(self):
+            if f.name == "target_labels" and not self.label_free:
+                continue
             v = getattr(self, f.name)
             if isinstance(v, tuple):
                 v = [dict(x) if isinstance(x, Mapping) else _plain(x) for x in v]
@@ -378,6 +401,22 @@ def model_options(workspace: Workspace, *, as_is: bool | None = None) -> tuple[d
         return {"models": ("logistic_regression",), "model_params": {}}, None
     params = dict(spec.get("params") or {})
     return {"models": (kind,), "model_params": {kind: params} if params else {}}, None
+
+
+def declaration_key(config: Mapping[str, Any]) -> str:
+    """SHA-256 of a transport config dict (:meth:`TransportConfig.to_dict`) without ``target_labels``.
+
+    The same for a label-free run and the labelled run of the same
+    declaration, so a forecast can be checked against what was realised.
+
+    >>> a = {"targets": [{"name": "y"}], "seed": 0}
+    >>> declaration_key(a) == declaration_key({**a, "target_labels": "hidden"})
+    True
+    """
+    import json
+
+    plain = {k: v for k, v in dict(config).items() if k != "target_labels"}
+    return hashlib.sha256(json.dumps(plain, sort_keys=True, default=str).encode()).hexdigest()
 
 
 def _plain(v: Any) -> Any:

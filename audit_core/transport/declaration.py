@@ -16,14 +16,38 @@ import pandas as pd
 from audit_core.data.dataset import frame_fingerprint, mean_one_weights
 from audit_core.data.eligibility import EligibilityFilter
 from audit_core.data.frames import from_polars
-from audit_core.data.targets import apply_targets
+from audit_core.data.targets import apply_targets, target_from_dict
 from audit_core.errors import AuditInputError, fail
 from audit_core.models.scores import check_scores
 
 from .config import TransportConfig, _bad, _sha256_file
 from .state import Declaration, Tick, TransportState, no_tick
 
-__all__ = ["declare", "refuse_multiclass"]
+__all__ = ["declare", "label_columns", "refuse_multiclass", "target_fingerprint"]
+
+
+def label_columns(c: TransportConfig) -> tuple[str, ...]:
+    """Columns the target definitions read that are not declared features or scores (a label-free run drops them)."""
+    kept = set(c.features) | set(c.score_columns)
+    out: list[str] = []
+    for t in c.targets:
+        for col in target_from_dict(dict(t)).columns:
+            if col not in kept and col not in out:
+                out.append(col)
+    return tuple(out)
+
+
+def target_fingerprint(c: TransportConfig, target: pd.DataFrame, model_columns=()) -> str:
+    """SHA-256 of the declared target records' feature columns only (features, score and model input columns).
+
+    No label column and nothing only a target definition reads: the same
+    whether the labels are available, absent or hidden, and different when
+    any feature value of any record differs.
+    """
+    drop = set(label_columns(c))
+    cols = [col for col in dict.fromkeys([*c.features, *c.score_columns, *model_columns])
+            if col not in drop and col in target.columns]
+    return frame_fingerprint(target[cols].reset_index(drop=True))
 
 
 def refuse_multiclass(c: TransportConfig, source: pd.DataFrame, target: pd.DataFrame | None, *,
@@ -91,7 +115,11 @@ def declare(state: TransportState, source: pd.DataFrame, target: pd.DataFrame | 
     src, tgt, hashes = _domains(c, source, target)
     for f in c.input_files:
         hashes[f"file:{f}"] = _sha256_file(f)
-    refuse_multiclass(c, src, tgt, source_lacking_only=multiclass)
+    if c.label_free:  # the target's labels are never read: dropped before anything looks at the records
+        if tgt is None:
+            raise fail("TRANSPORT_LABEL_FREE_NO_TARGET", mode=c.target_labels)
+        tgt = tgt.drop(columns=[col for col in label_columns(c) if col in tgt.columns])
+    refuse_multiclass(c, src, None if c.label_free else tgt, source_lacking_only=multiclass)
     label_classes: dict[str, dict] = {}
     prepared: list[tuple[pd.DataFrame | None, dict[str, np.ndarray] | None, np.ndarray | None]] = []
     for which, frame, value in (("source", src, c.source_value), ("target", tgt, c.target_value)):
@@ -113,6 +141,12 @@ def declare(state: TransportState, source: pd.DataFrame, target: pd.DataFrame | 
             frame = frame.loc[EligibilityFilter(expression=c.eligibility).mask(frame)]
         index = frame.index
         frame = frame.reset_index(drop=True)
+        if which == "target" and c.label_free:
+            if c.on_scores:
+                check_scores(frame.set_axis(index), c.score_columns, which=which,
+                             classes=label_classes["source"][c.primary_target])
+            prepared.append((frame, None, _weights(c, frame)))
+            continue
         try:
             labels = apply_targets([dict(t) for t in c.targets], frame)
         except AuditInputError as err:  # e.g. the positive class does not occur in this domain
@@ -127,16 +161,22 @@ def declare(state: TransportState, source: pd.DataFrame, target: pd.DataFrame | 
             if not lab.binary or len(lab.classes) != 2:  # pragma: no cover - refused by refuse_multiclass
                 raise fail("TRANSPORT_NOT_BINARY", name=name, column="?", k=len(lab.classes),
                            classes=", ".join(map(repr, lab.classes)), source="?")
-        w = None
-        if c.weight_column:
-            w = pd.to_numeric(frame[c.weight_column], errors="coerce").to_numpy(dtype=float)
-            if not np.isfinite(w).all() or (w < 0).any() or not (w > 0).any():
-                raise _bad("weight_column", f"{c.weight_column!r} must hold finite non-negative numbers")
-            w = mean_one_weights(w)
-        prepared.append((frame, {k: np.asarray(v.y) for k, v in labels.items()}, w))
+        prepared.append((frame, {k: np.asarray(v.y) for k, v in labels.items()}, _weights(c, frame)))
     (src_frame, ysrc, wsrc), (tgt_frame, ytgt, wtgt) = prepared
     assert src_frame is not None and ysrc is not None  # the source domain is always prepared
     keys = src_frame[c.key_column].to_numpy() if c.key_column else np.arange(len(src_frame))
+    model_columns = state.model.input_columns if state.model is not None else ()
+    fingerprint = None if tgt_frame is None else target_fingerprint(c, tgt_frame, model_columns)
     return replace(state, declaration=Declaration(
         source=src_frame, y_source=ysrc, w_source=wsrc, target=tgt_frame, y_target=ytgt, w_target=wtgt,
-        keys=keys, hashes=hashes, label_classes=label_classes))
+        keys=keys, hashes=hashes, label_classes=label_classes, target_fingerprint=fingerprint))
+
+
+def _weights(c: TransportConfig, frame: pd.DataFrame) -> np.ndarray | None:
+    """The declared record weights normalised to mean 1 (None without a weight column)."""
+    if not c.weight_column:
+        return None
+    w = pd.to_numeric(frame[c.weight_column], errors="coerce").to_numpy(dtype=float)
+    if not np.isfinite(w).all() or (w < 0).any() or not (w > 0).any():
+        raise _bad("weight_column", f"{c.weight_column!r} must hold finite non-negative numbers")
+    return mean_one_weights(w)

@@ -55,5 +55,21 @@ TRANSPORT_MESSAGES: dict[str, str] = {
         "Refit {refit}: the {partition} partition has {count} record(s) of class {cls}; "
         "every partition needs both classes. Use a larger source or fewer strata."
     ),
+    "TRANSPORT_LABEL_FREE_STAGE": (
+        "Step {stage!r} needs the target's labels, but the run declares them {mode!r} (target_labels): a label-free "
+        "run's steps are {order}. Run it with target_labels='available' once the labels have arrived."
+    ),
+    "TRANSPORT_FORECAST_LABELLED": (
+        "Step 'forecast' runs only when the target's labels are absent or hidden (target_labels); this run declares "
+        "them 'available', so its steps are {order}."
+    ),
+    "TRANSPORT_FORECAST_RUNNER": (
+        "A label-free run (target_labels={mode!r}) ends with the forecast step, which this runner does not hold: "
+        "run it with audit_core.forecast.run_label_free_transport."
+    ),
+    "TRANSPORT_LABEL_FREE_NO_TARGET": (
+        "A label-free run (target_labels={mode!r}) forecasts a target domain: pass a target table, or a domain "
+        "column with a source and a target value."
+    ),
 }
 register_messages(TRANSPORT_MESSAGES)

@@ -20,7 +20,7 @@ from audit_core.data.preprocess import category_text
 from audit_core.errors import fail
 
 from .cautions import partition_warnings
-from .config import _plain, class_names_of, versions
+from .config import _plain, class_names_of, declaration_key, versions
 from .headline import HeadlineSlice, headline_slice
 from .scores import scores_manifest, scores_model_manifest
 from .splits import PARTITIONS, four_way_split
@@ -71,6 +71,9 @@ def split(state: TransportState, *, tick: Tick = no_tick) -> TransportState:
         "versions": versions(),
         "n_source": int(len(src)),
         "n_target": 0 if state.target is None else int(len(state.target)),
+        "target_labels": c.target_labels,
+        "target_fingerprint": state.declared.target_fingerprint,
+        "declaration_key": declaration_key(c.to_dict()),
         "partitions": {"names": list(PARTITIONS), "keys": [_plain(k) for k in keys.tolist()],
                        "codes": [p.astype(int).tolist() for p in parts]},
     }

@@ -223,7 +223,7 @@ def build_result(state: TransportState) -> TransportResult:
     extras["conformal_tally"] = conformal_tally(table)
     extras["model_family"] = model_family_sensitivity(table, reference=c.models[0])
     extras.update(_figure_tables(state))
-    verdicts = extras.pop("verdicts")
+    verdicts = extras.pop("verdicts", pd.DataFrame())  # a label-free run classifies no change
     return TransportResult(table=table, verdicts=verdicts, refit_summary=refit_summary(table), extras=extras,
                            manifest=dict(state.manifest))
 

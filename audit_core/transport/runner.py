@@ -150,12 +150,13 @@ class TransportAudit:
     def _run_stage(self, stage: str, *args) -> "TransportAudit":
         """Refuse ``stage`` out of order; else apply its function to the state and record it done."""
         require_next(self._state, stage)
-        base = STAGES.index(stage) / len(STAGES)
+        order = self._state.stages
+        base = order.index(stage) / len(order)
 
         def tick(frac: float, msg: str) -> None:
             if self._cancel():
                 raise fail("TRANSPORT_CANCELLED", stage=stage)
-            self._progress(min(1.0, base + frac / len(STAGES)), msg)
+            self._progress(min(1.0, base + frac / len(order)), msg)
 
         new = self.stage_functions[stage](self._state, *args, tick=tick)
         self._state = replace(new, done=(*new.done, stage))
@@ -194,6 +195,16 @@ class TransportAudit:
         """Paired OOD − ID changes, vectorised bootstrap intervals and verdicts (:mod:`.changes`)."""
         return self._run_stage("classify")
 
+    def forecast(self) -> "TransportAudit":
+        """Label-free runs only: forecast the target's labelled quantities.
+
+        The step lives a layer up, in :mod:`audit_core.forecast.transport_stage`, whose runners
+        (:func:`~audit_core.forecast.transport_stage.run_label_free_transport`) add it to their stage functions.
+        """
+        if "forecast" not in self.stage_functions and self.config.label_free:
+            raise fail("TRANSPORT_FORECAST_RUNNER", mode=self.config.target_labels)
+        return self._run_stage("forecast")
+
     def stress(self) -> "TransportAudit":
         """Target-definition sensitivity and evidence degradation (as declared)."""
         return self._run_stage("stress")
@@ -218,8 +229,12 @@ class TransportAudit:
         return build_result(self._state)
 
     def run(self, source: pd.DataFrame, target: pd.DataFrame | None = None) -> TransportResult:
-        """All steps in order; returns the result."""
-        self.declare(source, target).split().fit().evaluate().transport().classify().stress().heterogeneity()
+        """All steps in order (a label-free run's: ``declare → split → fit → evaluate → forecast``); returns the result."""
+        self.declare(source, target).split().fit().evaluate()
+        if self.config.label_free:
+            self.forecast()
+        else:
+            self.transport().classify().stress().heterogeneity()
         self._progress(1.0, "Done")
         return self.result()
 

@@ -51,10 +51,12 @@ from audit_core.models.zoo import FittedModel
 from .config import TransportConfig
 from .splits import PARTITIONS
 
-__all__ = ["STAGES", "Declaration", "Fitted", "Partitions", "RunKind", "Tick", "TransportState", "no_tick",
+__all__ = ["FORECAST_STAGES", "STAGES", "Declaration", "Fitted", "Partitions", "RunKind", "Tick", "TransportState", "no_tick",
            "require_next", "result_rows"]
 
 STAGES = ("declare", "split", "fit", "evaluate", "transport", "classify", "stress", "heterogeneity")
+#: The steps of a label-free run (``target_labels`` absent or hidden): evaluation on the source only, then the forecast
+FORECAST_STAGES = ("declare", "split", "fit", "evaluate", "forecast")
 
 #: ``(domain, labels (n,), weights (n,) or None, source row positions or None for the target)``
 TestSet = tuple[str, np.ndarray, "np.ndarray | None", "np.ndarray | None"]
@@ -113,6 +115,10 @@ class Declaration:
         ``"source"`` / ``"target"`` → target definition → class names.
     classes : tuple
         The multi-class class names in code order; empty for binary.
+    target_fingerprint : str or None
+        SHA-256 of the target's feature columns only (no label column), the
+        same whether its labels are available, absent or hidden
+        (:func:`~.forecasting.target_fingerprint`); None without a target.
     """
 
     source: pd.DataFrame
@@ -125,6 +131,7 @@ class Declaration:
     hashes: Mapping[str, str]
     label_classes: Mapping[str, Mapping[str, Any]]
     classes: tuple = ()
+    target_fingerprint: str | None = None
 
 
 @dataclass(frozen=True, eq=False)
@@ -249,11 +256,23 @@ class TransportState:
         idt = self.source_rows(refit, "id_test")
         w = self.w_source
         yield "id", self.y_source[t][idt], (w[idt] if w is not None else None), idt
-        if self.target is not None:  # labels are set with the frame by declare()
+        if self.labelled_target:  # labels are set with the frame by declare()
             yield "ood", self.y_target[t], self.w_target, None
 
+    @property
+    def labelled_target(self) -> bool:
+        """Whether the run has a target domain with its labels (not a label-free run)."""
+        return self.declaration is not None and self.declaration.target is not None and \
+            self.declaration.y_target is not None
+
     def domains(self) -> tuple[str, ...]:
-        return ("id",) if self.target is None else ("id", "ood")
+        """The labelled test sets: ``("id", "ood")``, or ``("id",)`` without a target or its labels."""
+        return ("id", "ood") if self.labelled_target else ("id",)
+
+    @property
+    def stages(self) -> tuple[str, ...]:
+        """This run's steps: :data:`STAGES`, or :data:`FORECAST_STAGES` for a label-free run."""
+        return FORECAST_STAGES if self.config.label_free else STAGES
 
     def each_test_set(self, tick: Tick, message: str) -> Iterator[tuple[int, str, str, str, np.ndarray,
                                                                          np.ndarray | None, np.ndarray]]:
@@ -299,9 +318,19 @@ def result_rows(config: TransportConfig, rows, **ids) -> list[dict]:
 
 
 def require_next(state: TransportState, stage: str) -> None:
-    """Refuse ``stage`` unless it is the next one (``TRANSPORT_STAGE_DONE``, ``TRANSPORT_STAGE_ORDER``)."""
-    done = state.done
+    """Refuse ``stage`` unless it is the next one of the run's steps (:attr:`TransportState.stages`).
+
+    ``TRANSPORT_STAGE_DONE``, ``TRANSPORT_STAGE_ORDER``; a step of the labelled
+    run in a label-free run ``TRANSPORT_LABEL_FREE_STAGE``, and ``forecast`` in
+    a labelled run ``TRANSPORT_FORECAST_LABELLED``.
+    """
+    done, order = state.done, state.stages
     if stage in done:
         raise fail("TRANSPORT_STAGE_DONE", stage=stage)
-    if stage == "result" and len(done) != len(STAGES) or stage != "result" and len(done) != STAGES.index(stage):
-        raise fail("TRANSPORT_STAGE_ORDER", stage=stage, needed=STAGES[len(done)], order=" → ".join(STAGES))
+    if stage != "result" and stage not in order:
+        if state.config.label_free:
+            raise fail("TRANSPORT_LABEL_FREE_STAGE", stage=stage, mode=state.config.target_labels,
+                       order=" → ".join(order))
+        raise fail("TRANSPORT_FORECAST_LABELLED", order=" → ".join(order))
+    if stage == "result" and len(done) != len(order) or stage != "result" and len(done) != order.index(stage):
+        raise fail("TRANSPORT_STAGE_ORDER", stage=stage, needed=order[len(done)], order=" → ".join(order))

@@ -26,6 +26,7 @@ strata come from the config's dataset declaration)::
       exact_bootstrap: false   # true: record-by-record replicates (default: binned cells)
       scores:                  # bring your own scores: audit the table's predictions, not a model
         columns: [p_yes]       # one probability column per class (sorted class order), or the positive class's
+      target_labels: hidden    # label-free: forecast the target (absent | hidden; default available)
 
 With ``scores`` the run audits the named probability columns as they are
 (:mod:`audit_core.transport.scores`): no model is fitted (``models`` is
@@ -35,7 +36,11 @@ in the manifest's ``not_run`` as "not run: needs a model".
 
 Tables: ``results`` (the long-form table), ``verdicts``, ``refit_summary``, the
 figure tables (``reliability``, ``curves``) and the feature shift
-(``feature_shift``, ``domain_classifier``), as the Transport page saves them.
+(``feature_shift``, ``domain_classifier``), as the Transport page saves them;
+a labelled run also ``realised`` (the forecast quantities on the labelled
+target), a label-free run (``target_labels: absent`` or ``hidden``) instead
+the forecast tables (:data:`~audit_core.forecast.transport_stage.FORECAST_TABLES`),
+which ``reliability-audit check-forecast`` compares with ``realised``.
 The audit fits its own pipelines (``needs_workspace=False``): without
 ``models`` it refits the config's ``model`` (its kind and ``params``) on each
 refit's train partition, so it audits the model the config trains; with
@@ -53,10 +58,9 @@ from audit_core.models.scores import scores_label
 from audit_core.transport.config import TransportConfig
 from audit_core.transport.mappings import DEFAULT_MAPPINGS
 from audit_core.transport.multiclass.classes import is_multiclass_definition, is_multiclass_target
-from audit_core.transport.multiclass.run import multiclass_mappings, run_multiclass_transport
-from audit_core.transport.runner import run_transport
+from audit_core.forecast.transport_stage import FORECAST_TABLES, run_label_free_transport
+from audit_core.transport.multiclass.run import multiclass_mappings
 from audit_core.transport.results import model_spec as transport_model_spec
-from audit_core.transport.scores_run import run_transport_on_scores
 
 from ..config import AuditConfig, check_keys, expect_type
 from ..context import AuditContext
@@ -71,7 +75,7 @@ _LISTS = ("models", "mappings", "alphas", "selection_rates", "stresses", "subgro
 def validate_config(options: dict, *, where: str) -> dict:
     """Check the entry's keys and types; values are checked by :class:`TransportConfig` at run time."""
     options = check_keys(options, where=where, allowed=_INTS + _LISTS + ("tolerances", "exact_bootstrap",
-                                                                        "headline", "scores"))
+                                                                        "headline", "scores", "target_labels"))
     out: dict[str, Any] = {}
     if "scores" in options:
         block = check_keys(options["scores"], where=f"{where}.scores", allowed=("columns",), required=("columns",))
@@ -84,6 +88,8 @@ def validate_config(options: dict, *, where: str) -> dict:
             raise fail("CONFIG_BAD_VALUE", where=f"{where}.models",
                        expected="left out: a run on scores audits the scores, it fits no model", got=options["models"])
         out["score_columns"] = list(cols)
+    if "target_labels" in options:  # its value is checked by TransportConfig
+        out["target_labels"] = expect_type(options["target_labels"], str, where=f"{where}.target_labels")
     if "exact_bootstrap" in options:
         out["exact_bootstrap"] = expect_type(options["exact_bootstrap"], bool, where=f"{where}.exact_bootstrap")
     for k in _INTS:
@@ -137,16 +143,15 @@ def run(options: dict, *, context: AuditContext, progress: Progress) -> AuditRes
         cols = set(opts["score_columns"])
         cfg = TransportConfig.from_dataset(ds, numeric=tuple(c for c in ds.numeric if c not in cols),
                                            categorical=tuple(c for c in ds.categorical if c not in cols), **opts)
-        multiclass = is_multiclass_target(cfg)
-        res = run_transport_on_scores(ds.frame, config=cfg, progress=tick)
     else:
         cfg = TransportConfig.from_dataset(ds, **{**opts, **_models(options, context.config)})
-        multiclass = is_multiclass_target(cfg)  # a class target without a positive class: the multi-class run
-        res = run_multiclass_transport(ds.frame, config=cfg, progress=tick) if multiclass else run_transport(
-            ds.frame, config=cfg, progress=tick)
+    multiclass = is_multiclass_target(cfg)  # a class target without a positive class: the multi-class run
+    # either label mode, on a model or on scores; a labelled run adds its realised table (forecast check)
+    res = run_label_free_transport(ds.frame, config=cfg, progress=tick)
     tables = {"results": res.table, "verdicts": res.verdicts, "refit_summary": res.refit_summary}
     tables.update({k: v for k, v in res.extras.items() if k in ("reliability", "curves", "conformal_tally", "model_family",
-                                                                 "feature_shift", "domain_classifier")})
+                                                                 "feature_shift", "domain_classifier", "realised",
+                                                                 *FORECAST_TABLES)})
     counts = res.verdicts["verdict"].value_counts().to_dict() if len(res.verdicts) else {}
     key_numbers = {"binary_only": not multiclass, "n_source": res.manifest["n_source"], "n_target": res.manifest["n_target"],
                **{f"verdicts_{k}": int(v) for k, v in counts.items()}}
