@@ -11,7 +11,7 @@ import pytest
 from audit_core.data.dataset import DatasetConfig, build_dataset
 from audit_core.data.samples import load_sample
 from audit_core.errors import AuditInputError
-from audit_core.forecast import run_label_free_transport
+from audit_core.forecast import run_transport_with_forecast
 from audit_core.forecast.transport_stage import LabelFreeTransportAudit, NO_FEATURES, tolerance_key
 from audit_core.transport import TransportAudit, TransportConfig, run_transport
 
@@ -57,7 +57,7 @@ def absent(loan):
 @pytest.fixture(scope="module")
 def hidden(loan):
     ds, src, tgt, _ = loan
-    return run_label_free_transport(src, tgt, config=_config(ds, target_labels="hidden"))
+    return run_transport_with_forecast(src, tgt, config=_config(ds, target_labels="hidden"))
 
 
 def test_the_five_tables_and_their_columns(absent):
@@ -182,7 +182,7 @@ def test_labelled_tables_unchanged_and_realised_added(loan):
     ds, src, tgt, label = loan
     cfg = _config(ds, n_bootstrap=5)
     plain = run_transport(src, tgt, config=cfg)
-    res = run_label_free_transport(src, tgt, config=cfg)
+    res = run_transport_with_forecast(src, tgt, config=cfg)
     pd.testing.assert_frame_equal(plain.table, res.table, check_exact=True)
     pd.testing.assert_frame_equal(plain.verdicts, res.verdicts, check_exact=True)
     assert set(res.extras) == set(plain.extras) | {"realised"}
@@ -208,7 +208,7 @@ def test_multiclass_label_free_run():
 
     frame = _frame(n=1600)
     cfg = mc_config(n_refits=1, n_bootstrap=10, mappings=("raw",), target_labels="hidden")
-    res = run_label_free_transport(frame, config=cfg)
+    res = run_transport_with_forecast(frame, config=cfg)
     for name, cols in COLUMNS.items():
         assert list(res.extras[name].columns) == cols, name
     prev = res.extras["forecast_prevalence"]
@@ -230,7 +230,7 @@ def test_scores_run_without_features_has_no_covariate_forecast():
     cfg = TransportConfig(targets=({"kind": "class", "name": "y", "column": "y", "positive": 1},), score_columns=("p",),
                           domain_column="site", source_value="a", target_value="b", n_refits=1, n_bootstrap=10,
                           mappings=("raw",), target_labels="hidden")
-    res = run_label_free_transport(table, config=cfg)
+    res = run_transport_with_forecast(table, config=cfg)
     f = res.extras["forecast"]
     cov = f[f["assumption"] == "covariate"]
     assert len(cov) and (cov["status"] == "unknown").all() and cov["reason"].str.contains(NO_FEATURES).all()

@@ -543,7 +543,7 @@ def test_transport_config_entries(entry):
         cfg = parse_config(raw, source="fuzz.yaml")
         options = {k: v for k, v in cfg.audits[0].items() if k != "kind"}
         context = SimpleNamespace(data=SimpleNamespace(dataset=_TR_DS[0]), config=cfg)
-        with mock.patch.object(runner, "run_label_free_transport", _declare_only):
+        with mock.patch.object(runner, "run_transport_with_forecast", _declare_only):
             try:
                 runner.run(options, context=context, progress=lambda *a: None)
             except _Declared:

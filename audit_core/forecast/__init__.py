@@ -15,7 +15,7 @@ marked ``unknown`` with a reason when its assumption's check fails
 Public surface::
 
     from audit_core.forecast import forecast_from_features, forecast_target, importance_weights
-    from audit_core.forecast import run_label_free_transport, check_forecast, check_forecast_runs
+    from audit_core.forecast import run_transport_with_forecast, check_forecast, check_forecast_runs
 
 In a Transport run (:mod:`~audit_core.forecast.transport_stage`): a config with
 ``target_labels`` absent or hidden ends with the forecast step; a labelled run
@@ -27,7 +27,7 @@ from .estimates import (METHODS, TOLERANCES, Forecast, ForecastResult, WeightChe
                         forecast_target, refit_probabilities)
 from .labelshift import adjust_probabilities, bbse_prevalence, class_weights, em_prevalence
 from .quantities import Rules, fit_rules, label_free_quantities, labelled_quantities
-from .transport_stage import FORECAST_TABLES, forecast, realised_table, run_label_free_transport
+from .transport_stage import FORECAST_TABLES, forecast, realised_table, run_transport_with_forecast
 from .weights import (AUROC_MAX, ImportanceWeights, OverlapVerdict, clip_weights, density_ratio, domain_probabilities,
                       ess_floor, importance_weights, kish_ess, overlap_check)
 
@@ -38,6 +38,6 @@ __all__ = [
     "weighted_quantile", "set_quantiles", "membership", "weighted_coverage", "label_scores",
     "em_prevalence", "bbse_prevalence", "class_weights", "adjust_probabilities",
     "Rules", "fit_rules", "labelled_quantities", "label_free_quantities", "refit_probabilities",
-    "run_label_free_transport", "forecast", "realised_table", "FORECAST_TABLES",
+    "run_transport_with_forecast", "forecast", "realised_table", "FORECAST_TABLES",
     "check_forecast", "check_forecast_runs", "ForecastCheck",
 ]

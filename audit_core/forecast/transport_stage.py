@@ -25,7 +25,7 @@ names on the labelled target, with the same (unweighted) rules, for
 :func:`~.check.check_forecast`. The target-adapted (``weighted_*``) sets need
 the weights, so they are not realised.
 
-:func:`run_label_free_transport` runs either mode: label-free with the
+:func:`run_transport_with_forecast` runs either mode: label-free with the
 forecast tables, labelled with the ``realised`` table added to its extras.
 """
 from __future__ import annotations
@@ -51,7 +51,7 @@ from .weights import (AUROC_MAX, CLIP_QUANTILE, ESS_FLOOR_MIN, ESS_FLOOR_SHARE, 
                       OverlapVerdict, importance_weights)
 
 __all__ = ["FORECAST_TABLES", "NO_FEATURES", "LabelFreeTransportAudit", "LabelFreeMulticlassTransportAudit",
-           "forecast", "feature_matrices", "realised_table", "run_label_free_transport", "tolerance_key"]
+           "forecast", "feature_matrices", "realised_table", "run_transport_with_forecast", "tolerance_key"]
 
 #: The tables of a label-free run, with their columns (in this order).
 FORECAST_TABLES: dict[str, tuple[str, ...]] = {
@@ -276,7 +276,7 @@ class LabelFreeMulticlassTransportAudit(MulticlassTransportAudit):
     stage_functions = {**MULTICLASS_STAGES, "forecast": forecast}
 
 
-def run_label_free_transport(source: pd.DataFrame, target: pd.DataFrame | None = None, *, config, progress=None,
+def run_transport_with_forecast(source: pd.DataFrame, target: pd.DataFrame | None = None, *, config, progress=None,
                              should_stop=None, model=None):
     """Run Transport in either label mode, binary or multi-class, on a model, a fixed model or scores.
 

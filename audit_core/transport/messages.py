@@ -65,7 +65,7 @@ TRANSPORT_MESSAGES: dict[str, str] = {
     ),
     "TRANSPORT_FORECAST_RUNNER": (
         "A label-free run (target_labels={mode!r}) ends with the forecast step, which this runner does not hold: "
-        "run it with audit_core.forecast.run_label_free_transport."
+        "run it with audit_core.forecast.run_transport_with_forecast."
     ),
     "TRANSPORT_LABEL_FREE_NO_TARGET": (
         "A label-free run (target_labels={mode!r}) forecasts a target domain: pass a target table, or a domain "

@@ -199,7 +199,7 @@ class TransportAudit:
         """Label-free runs only: forecast the target's labelled quantities.
 
         The step lives a layer up, in :mod:`audit_core.forecast.transport_stage`, whose runners
-        (:func:`~audit_core.forecast.transport_stage.run_label_free_transport`) add it to their stage functions.
+        (:func:`~audit_core.forecast.transport_stage.run_transport_with_forecast`) add it to their stage functions.
         """
         if "forecast" not in self.stage_functions and self.config.label_free:
             raise fail("TRANSPORT_FORECAST_RUNNER", mode=self.config.target_labels)

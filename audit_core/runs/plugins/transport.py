@@ -58,7 +58,7 @@ from audit_core.models.scores import scores_label
 from audit_core.transport.config import TransportConfig
 from audit_core.transport.mappings import DEFAULT_MAPPINGS
 from audit_core.transport.multiclass.classes import is_multiclass_definition, is_multiclass_target
-from audit_core.forecast.transport_stage import FORECAST_TABLES, run_label_free_transport
+from audit_core.forecast.transport_stage import FORECAST_TABLES, run_transport_with_forecast
 from audit_core.transport.multiclass.run import multiclass_mappings
 from audit_core.transport.results import model_spec as transport_model_spec
 
@@ -147,7 +147,7 @@ def run(options: dict, *, context: AuditContext, progress: Progress) -> AuditRes
         cfg = TransportConfig.from_dataset(ds, **{**opts, **_models(options, context.config)})
     multiclass = is_multiclass_target(cfg)  # a class target without a positive class: the multi-class run
     # either label mode, on a model or on scores; a labelled run adds its realised table (forecast check)
-    res = run_label_free_transport(ds.frame, config=cfg, progress=tick)
+    res = run_transport_with_forecast(ds.frame, config=cfg, progress=tick)
     tables = {"results": res.table, "verdicts": res.verdicts, "refit_summary": res.refit_summary}
     tables.update({k: v for k, v in res.extras.items() if k in ("reliability", "curves", "conformal_tally", "model_family",
                                                                  "feature_shift", "domain_classifier", "realised",
