@@ -44,7 +44,7 @@ def forecast_tables(model: str = M, mapping: str = MAP) -> dict[str, pd.DataFram
     exact = pd.DataFrame([
         {"refit": r, "model": model, "mapping": mapping, "quantity": q, "value": v}
         for r, vals in enumerate([(0.62, 1.30, 0.70), (0.66, 1.20, 0.80)])
-        for q, v in zip(("rate@s=0.8", "marginal:set_size@a=0.1", "marginal:singleton@a=0.1"), vals)])
+        for q, v in zip(("rate@s=0.8", "marginal:set_size@a=0.1", "marginal:singleton@a=0.1"), vals, strict=True)])
     checks = pd.DataFrame([
         {"refit": r, "model": model, "mapping": mapping, "method": "covariate:weighted", "quantity": "rate@s=0.8",
          "source_weighted": sw, "target_exact": te, "tolerance": 0.05, "ok": True}

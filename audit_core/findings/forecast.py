@@ -67,6 +67,11 @@ def _fill(part: str, spec: str) -> str:
     return part.replace("_", "-") if not part.replace(".", "").isdigit() else part
 
 
+def _substitute(words: str, parts: tuple) -> str:
+    """``words`` with each ``{i}`` / ``{i:pct}`` slot filled by the captured part ``i``."""
+    return re.sub(r"\{(\d)(?::(\w+))?\}", lambda s: _fill(parts[int(s.group(1))], s.group(2) or ""), words)
+
+
 def quantity_words(quantity: str) -> tuple[str, str]:
     """A forecast quantity's name in plain words and the form it is printed in.
 
@@ -80,8 +85,7 @@ def quantity_words(quantity: str) -> tuple[str, str]:
     for pattern, words, form in _WORDS:
         m = re.fullmatch(pattern, quantity)
         if m:
-            return re.sub(r"\{(\d)(?::(\w+))?\}", lambda s: _fill(m.group(int(s.group(1)) + 1), s.group(2) or ""),
-                          words), form
+            return _substitute(words, m.groups()), form
     return quantity, "num3"
 
 
