@@ -28,7 +28,7 @@ import pandas as pd
 from audit_core.runs.keys import TableKey, read_key
 from audit_core.transport.headline import pipeline_words
 
-from .finding import Fact, Finding, Word, all_read
+from .finding import Fact, Finding, Severity, Word, all_read
 
 __all__ = ["DEFAULT_METHODS", "ASSUMPTION_WORDS", "forecast_findings", "forecast_check_finding", "quantity_words",
            "forecast_slice", "slice_words", "pooled_status"]
@@ -193,7 +193,7 @@ def _forecast(r: _Reader, where: str, quantity: str, assumption: str, method: st
     what, form = quantity_words(quantity)
     lead, short = ASSUMPTION_WORDS[assumption]
     labels = {"slice": where, "what": what, "lead": lead, "short": short}
-    extra, pfacts = "", []
+    extra, pfacts = "", list[Fact]()
     if assumption == "label":
         extra, pfacts, plabels = _prevalence_clause(r)
         labels.update(plabels)
@@ -253,7 +253,7 @@ def _weights(r: _Reader, where: str, rate: float, method: str = "covariate:weigh
         if bad.empty:
             template = ("Overlap ({slice}): a classifier tells target from source records with AUROC {auroc}, and the "
                         "weighted source is worth {ess} of its {n_source} records: the overlap rule holds.")
-            sev = "info"
+            sev: Severity = "info"
         else:
             template = ("Overlap ({slice}): a classifier tells target from source records with AUROC {auroc}, and the "
                         "weighted source is worth {ess} of its {n_source} records: the overlap rule fails in {k} of "
