@@ -25,6 +25,7 @@ from collections.abc import Mapping
 import numpy as np
 import pandas as pd
 
+from audit_core.runs.forecast_grounds import DEFAULT_METHODS  # the method shown per assumption (one home)
 from audit_core.runs.keys import TableKey, read_key
 from audit_core.transport.headline import pipeline_words
 
@@ -33,8 +34,6 @@ from .finding import Fact, Finding, Severity, Word, all_read
 __all__ = ["DEFAULT_METHODS", "ASSUMPTION_WORDS", "forecast_findings", "forecast_check_finding", "quantity_words",
            "forecast_slice", "slice_words", "pooled_status"]
 
-#: The method the product shows per assumption (declared in ``docs/forecast.md`` before the benchmark).
-DEFAULT_METHODS = {"covariate": "covariate:weighted", "label": "label:em", "both": "both:span"}
 #: The assumption in plain words, and its short name.
 ASSUMPTION_WORDS = {"covariate": ("If only the mix of cases changed", "covariate shift"),
                     "label": ("If only the share of each outcome changed", "label shift"),
