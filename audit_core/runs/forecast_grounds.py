@@ -191,7 +191,9 @@ def check_sources(runs: Sequence[RunRecord], requests: Sequence[ForecastRequest]
     AuditInputError
         ``GATE_MEASURED_ON_FORECAST`` or ``GATE_FORECAST_ON_MEASURED``, naming the rule and the runs.
     """
-    transport = [r for r in runs if r.audit_kind == "transport"]
+    if not requests and not any(grounds for _, grounds in measured):
+        return
+    transport = [r for r in runs if getattr(r, "audit_kind", None) == "transport"]
     if not transport:
         return  # no Transport run: the grounds are UNKNOWN (absent), as for any missing kind
     ids = ", ".join(r.run_id for r in transport)

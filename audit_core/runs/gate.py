@@ -147,8 +147,8 @@ def compare_gate(
     rules_new = _rules(new_rules) if new_rules is not None else rules_old
     check_sources(old_runs, rules_old[1], rules_old[2])  # a rule never falls back from one source to the other
     check_sources(new_runs, rules_new[1], rules_new[2])
-    go = extract_gate_grounds(old_runs, forecast=rules_old[1])
-    gn = extract_gate_grounds(new_runs, forecast=rules_new[1])
+    go = extract_gate_grounds(old_runs, forecast=rules_old[1]) if rules_old[1] else extract_gate_grounds(old_runs)
+    gn = extract_gate_grounds(new_runs, forecast=rules_new[1]) if rules_new[1] else extract_gate_grounds(new_runs)
     old = gate_state(go, deployment_scope=old_scope, rules_yaml=old_rules, name="gate (old)")
     new = gate_state(gn, deployment_scope=new_scope, rules_yaml=new_rules if new_rules is not None else old_rules,
                      name="gate (new)")
