@@ -89,3 +89,15 @@ def test_quantities_in_plain_words_and_glossary():
     for q in ("risk@s=0.8", "rate@s=0.8", "marginal:coverage@a=0.1", "marginal:worst_class_coverage@a=0.1",
               "weighted_marginal:set_size@a=0.2", "hcep@tau=0.9", "ece", "citl", "brier", "naive"):
         assert explain(q), q
+
+
+def test_every_word_is_licensed_by_its_facts():
+    from audit_core.findings.contract import holds, restricted_words
+
+    t = forecast_tables()
+    t["forecast_checks"].loc[1, ["source_weighted", "ok"]] = [0.50, False]
+    for tables in (forecast_tables(), t):
+        for f in forecast_findings(tables, model="logistic_regression", mapping="platt"):
+            facts = {x.name: x for x in f.facts}
+            assert all(holds(w, facts) for w in f.words), f.text
+            assert restricted_words(f.text) == [], f.text

@@ -233,15 +233,17 @@ def _weights(r: _Reader, where: str, rate: float, method: str = "covariate:weigh
         gap = Fact("gap", abs(float(got[0].value) - float(got[1].value)), None, "points")
         ok = rows["ok"].astype(bool)
         n_bad = int((~ok).sum())
+        # every refit within its tolerance: the mean gap is too (|mean(a − b)| ≤ mean |a − b| ≤ mean tolerance)
         word = (Word("reproduces", "within_limit", ("gap", "tolerance")) if n_bad == 0
-                else Word("misses", "above_limit", ("gap", "tolerance")))
+                else Word("misses", "positive", ("n_bad",)))
         tail = ("" if n_bad == 0 else " in {n_bad} of {n_rows} refits")
+        counts = [Fact("n_bad", float(n_bad), None, "int"), Fact("n_rows", float(len(rows)), None, "int")]
         template = ("Weights check ({slice}): the importance-weighted source {w0} the target's exact share answered by "
                     "the {s} rule" + tail + ": {weighted} against {exact}, {gap} points apart (tolerance {tolerance} "
                     "points).")
         out.append(Finding.of(kind="forecast_weights_check", severity="good" if n_bad == 0 else "warning",
-                              template=template, facts=[*got, gap, Fact("s", rate, None, "pct")], words=(word,),
-                              labels={"slice": where, "n_bad": str(n_bad), "n_rows": str(len(rows))},
+                              template=template, facts=[*got, gap, Fact("s", rate, None, "pct"), *counts],
+                              words=(word,), labels={"slice": where},
                               detail=f"forecast_checks: {q} by {method}"))
     diag = all_read([r.read("auroc", "forecast_weights", "domain_auroc", "num2"),
                      r.read("ess", "forecast_weights", "ess", "int"),
