@@ -1,6 +1,7 @@
 """Forecast figures on hand-built tables (tests/forecast_tables.py), inspected without a browser."""
 from __future__ import annotations
 
+import pandas as pd
 import pytest
 
 from components.figures.forecast import (EXACT_NAME, NAIVE_NAME, UNKNOWN_NAME, forecast_check_figure, forecast_figure,
@@ -68,3 +69,13 @@ def test_weights_figure_thresholds():
     bars = _trace(fig, "domain AUROC")
     assert list(bars.marker.color) == ["#1f77b4", "#d62728"]
     assert "fails" in bars.hovertemplate[1] and "0.970" in bars.hovertemplate[1]
+
+
+def test_default_rows_are_the_operating_rule():
+    t = forecast_tables()
+    extra = t["forecast"][t["forecast"]["quantity"] == "ece"].assign(quantity="risk@s=0.5")
+    t["forecast"] = pd.concat([t["forecast"], extra])
+    fig = forecast_figure(t, model="logistic_regression", mapping="platt")
+    assert list(_trace(fig, NAIVE_NAME).y) == ["risk@s=0.8", "ece"]
+    fig = forecast_figure(t, model="logistic_regression", mapping="platt", quantities=("risk@s=0.5",))
+    assert list(_trace(fig, NAIVE_NAME).y) == ["risk@s=0.5"]

@@ -32,7 +32,7 @@ from audit_core.forecast.weights import AUROC_MAX, ess_floor
 from .labels import BR, END_SUP, NO_EXTRA, SUP, figure_builder
 from .transport import not_run
 
-__all__ = ["forecast_figure", "forecast_check_figure", "weights_figure", "METHOD_COLOURS", "UNKNOWN_NAME",
+__all__ = ["forecast_figure", "forecast_check_figure", "weights_figure", "headline_quantities", "METHOD_COLOURS", "UNKNOWN_NAME",
            "EXACT_NAME", "NAIVE_NAME"]
 
 _LAYOUT = dict(template="plotly_white", margin=dict(l=10, r=10, t=70, b=10))
@@ -62,6 +62,15 @@ def _pooled(rows: pd.DataFrame) -> pd.DataFrame:
                                       "reason"])
 
 
+def headline_quantities(selection_rate: float = 0.8, alpha: float = 0.1) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The forecast quantities the figure shows by default (at the operating rule and conformal level), and the
+    exact label-free ones."""
+    s, a = f"{selection_rate:g}", f"{alpha:g}"
+    return ((f"risk@s={s}", f"hcep@s={s}", "ece", "citl", "brier", "auroc", "prevalence", f"marginal:coverage@a={a}",
+             f"marginal:worst_class_coverage@a={a}", f"label_conditional:worst_class_coverage@a={a}"),
+            (f"rate@s={s}", f"marginal:set_size@a={a}", f"marginal:singleton@a={a}", "mean_confidence"))
+
+
 def _n_refits(rows: pd.DataFrame) -> int:
     return int(pd.to_numeric(rows["refit"], errors="coerce").nunique()) if "refit" in rows else 1
 
@@ -74,7 +83,8 @@ def _show(v: float, form: str) -> str:
 
 @figure_builder
 def forecast_figure(tables: Mapping[str, pd.DataFrame], *, model: str, mapping: str,
-                    quantities: tuple[str, ...] | None = None) -> go.Figure:
+                    quantities: tuple[str, ...] | None = None, selection_rate: float = 0.8,
+                    alpha: float = 0.1) -> go.Figure:
     """Forecast against "unchanged from source", one row per quantity.
 
     Parameters
@@ -84,7 +94,11 @@ def forecast_figure(tables: Mapping[str, pd.DataFrame], *, model: str, mapping: 
     model, mapping : str
         The slice.
     quantities : tuple of str, optional
-        The rows (default: every forecast quantity of the slice, in table order).
+        The rows (default: :func:`headline_quantities` at ``selection_rate`` and ``alpha`` that the table holds,
+        else every forecast quantity of the slice); the exact rows are the label-free ones at the same rule and
+        level (every one when ``quantities`` is given).
+    selection_rate, alpha : float
+        The operating rule and conformal level of the default rows.
 
     Returns
     -------
@@ -99,7 +113,9 @@ def forecast_figure(tables: Mapping[str, pd.DataFrame], *, model: str, mapping: 
         return not_run(fig, f"No forecast for {model} / {mapping}.")
     n = _n_refits(rows)
     pooled = _pooled(rows[rows["method"].isin(DEFAULT_METHODS.values())])
-    wanted = list(quantities) if quantities else list(dict.fromkeys(pooled["quantity"]))
+    shown, exact_shown = headline_quantities(selection_rate, alpha)
+    present = list(dict.fromkeys(pooled["quantity"]))
+    wanted = list(quantities) if quantities else ([q for q in shown if q in present] or present)
     pooled = pooled[pooled["quantity"].isin(wanted)]
     naive = pooled.groupby("quantity", sort=False)["naive"].mean()
     fig.add_trace(go.Scatter(
@@ -130,6 +146,8 @@ def forecast_figure(tables: Mapping[str, pd.DataFrame], *, model: str, mapping: 
             hovertemplate=[f"{quantity_words(q)[0]}{BR}{m}: unknown, not a trusted number{BR}why: {r}{NO_EXTRA}"
                            for q, m, r in zip(bad["quantity"], bad["method"], bad["reason"], strict=True)]))
     exact = forecast_slice(tables, "forecast_exact", model, mapping)
+    if not exact.empty and not quantities:
+        exact = exact[exact["quantity"].astype(str).isin(exact_shown)]
     if not exact.empty:
         ex = exact.groupby("quantity", sort=False)["value"].mean()
         fig.add_trace(go.Scatter(

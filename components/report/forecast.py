@@ -14,6 +14,10 @@ shows, for that slice:
 * the importance weights' table and checks;
 * the "all methods" table (every method, the same columns).
 
+Both tables show the quantities at the operating rule (80% selection rate, α = 0.1:
+:func:`components.figures.forecast.headline_quantities`) when the forecast has them; the whole ``forecast``
+table is among the run's result tables.
+
 Values are the mean over refits (a forecast unknown in any refit is unknown),
 as in the sentences. Everything is passed to the template as text and
 escaped there; the figure divs are the project's own HTML (their names from
@@ -33,7 +37,7 @@ from audit_core.findings.forecast import (DEFAULT_METHODS, forecast_findings, fo
                                           quantity_words, slice_words)
 from audit_core.runs.registry import RunRecord
 from audit_core.transport.headline import recorded_headline
-from components.figures.forecast import forecast_figure, weights_figure
+from components.figures.forecast import forecast_figure, headline_quantities, weights_figure
 
 from .templating import Table, table_of
 
@@ -132,6 +136,8 @@ def forecast_report_section(record: RunRecord, *, max_rows: int, first_figure: i
     model, mapping = picked
     rows = forecast_slice(tables, "forecast", model, mapping)
     n = int(pd.to_numeric(rows["refit"], errors="coerce").nunique()) if "refit" in rows else 1
+    shown = rows[rows["quantity"].astype(str).isin(headline_quantities()[0])]
+    rows = shown if not shown.empty else rows  # the operating rule's quantities; the full table is in the tables
     findings = forecast_findings(tables, model=model, mapping=mapping)
     figs: list[tuple[str, go.Figure]] = [("Forecast against unchanged from source",
                                           forecast_figure(tables, model=model, mapping=mapping))]
