@@ -28,6 +28,7 @@ from plotly.subplots import make_subplots
 from audit_core.findings.forecast import (ASSUMPTION_WORDS, DEFAULT_METHODS, forecast_slice, pooled_status,
                                           quantity_words, slice_words)
 from audit_core.forecast.weights import AUROC_MAX, ess_floor
+from audit_core.transport.headline import pipeline_words
 
 from .labels import BR, END_SUP, NO_EXTRA, SUP, figure_builder
 from .transport import not_run
@@ -203,7 +204,8 @@ def forecast_check_figure(check: pd.DataFrame, *, model: str, mapping: str) -> g
             hovertemplate=[f"{y}{BR}realised {r:.3f}; unchanged from source {nv:.3f}{NO_EXTRA}"
                            for y, r, nv in zip(part["_y"], part["realised"], part["naive"], strict=True)]))
     fig.update_layout(**_LAYOUT, height=140 + 32 * len(rows), legend=LEGEND_BELOW,
-                      title=dict(text=f"Forecast against realised{BR}{SUP}{model} / {mapping}{END_SUP}", x=0.01))
+                      title=dict(text=f"Forecast against realised{BR}{SUP}{pipeline_words(mapping, model)}, one row "
+                                      f"per quantity and method{END_SUP}", x=0.01))
     fig.update_yaxes(autorange="reversed", type="category")
     fig.update_xaxes(title_text="value")
     return fig
