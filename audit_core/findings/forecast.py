@@ -32,7 +32,7 @@ from audit_core.transport.headline import pipeline_words
 from .finding import Fact, Finding, Severity, Word, all_read
 
 __all__ = ["DEFAULT_METHODS", "ASSUMPTION_WORDS", "forecast_findings", "forecast_check_finding", "quantity_words",
-           "forecast_slice", "slice_words", "pooled_status"]
+           "forecast_slice", "slice_words", "pooled_status", "headline_quantities"]
 
 #: The assumption in plain words, and its short name.
 ASSUMPTION_WORDS = {"covariate": ("If only the mix of cases changed", "covariate shift"),
@@ -86,6 +86,16 @@ def quantity_words(quantity: str) -> tuple[str, str]:
         if m:
             return _substitute(words, m.groups()), form
     return quantity, "num3"
+
+
+def headline_quantities(selection_rate: float = 0.8, alpha: float = 0.1) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The forecast quantities the figure and the report tables show by default (at the operating rule and conformal
+    level), and the
+    exact label-free ones."""
+    s, a = f"{selection_rate:g}", f"{alpha:g}"
+    return ((f"risk@s={s}", f"hcep@s={s}", "ece", "citl", "brier", "auroc", "prevalence", f"marginal:coverage@a={a}",
+             f"marginal:worst_class_coverage@a={a}", f"label_conditional:worst_class_coverage@a={a}"),
+            (f"rate@s={s}", f"marginal:set_size@a={a}", f"marginal:singleton@a={a}", "mean_confidence"))
 
 
 def forecast_slice(tables: Mapping[str, pd.DataFrame], table: str, model: str, mapping: str) -> pd.DataFrame:

@@ -25,15 +25,15 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from audit_core.findings.forecast import (ASSUMPTION_WORDS, DEFAULT_METHODS, forecast_slice, pooled_status,
-                                          quantity_words, slice_words)
+from audit_core.findings.forecast import (ASSUMPTION_WORDS, DEFAULT_METHODS, forecast_slice, headline_quantities,
+                                          pooled_status, quantity_words, slice_words)
 from audit_core.forecast.weights import AUROC_MAX, ess_floor
 from audit_core.transport.headline import pipeline_words
 
 from .labels import BR, END_SUP, NO_EXTRA, SUP, figure_builder
 from .transport import not_run
 
-__all__ = ["forecast_figure", "forecast_check_figure", "weights_figure", "headline_quantities", "METHOD_COLOURS", "UNKNOWN_NAME",
+__all__ = ["forecast_figure", "forecast_check_figure", "weights_figure", "METHOD_COLOURS", "UNKNOWN_NAME",
            "EXACT_NAME", "NAIVE_NAME"]
 
 _LAYOUT = dict(template="plotly_white", margin=dict(l=10, r=10, t=70, b=10))
@@ -63,15 +63,6 @@ def _pooled(rows: pd.DataFrame) -> pd.DataFrame:
                                       "reason"])
 
 
-def headline_quantities(selection_rate: float = 0.8, alpha: float = 0.1) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    """The forecast quantities the figure shows by default (at the operating rule and conformal level), and the
-    exact label-free ones."""
-    s, a = f"{selection_rate:g}", f"{alpha:g}"
-    return ((f"risk@s={s}", f"hcep@s={s}", "ece", "citl", "brier", "auroc", "prevalence", f"marginal:coverage@a={a}",
-             f"marginal:worst_class_coverage@a={a}", f"label_conditional:worst_class_coverage@a={a}"),
-            (f"rate@s={s}", f"marginal:set_size@a={a}", f"marginal:singleton@a={a}", "mean_confidence"))
-
-
 def _n_refits(rows: pd.DataFrame) -> int:
     return int(pd.to_numeric(rows["refit"], errors="coerce").nunique()) if "refit" in rows else 1
 
@@ -95,9 +86,9 @@ def forecast_figure(tables: Mapping[str, pd.DataFrame], *, model: str, mapping: 
     model, mapping : str
         The slice.
     quantities : tuple of str, optional
-        The rows (default: :func:`headline_quantities` at ``selection_rate`` and ``alpha`` that the table holds,
-        else every forecast quantity of the slice); the exact rows are the label-free ones at the same rule and
-        level (every one when ``quantities`` is given).
+        The rows (default: :func:`~audit_core.findings.forecast.headline_quantities` at ``selection_rate``
+        and ``alpha`` that the table holds, else every forecast quantity of the slice); the exact rows are the
+        label-free ones at the same rule and level (every one when ``quantities`` is given).
     selection_rate, alpha : float
         The operating rule and conformal level of the default rows.
 

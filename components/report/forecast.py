@@ -15,7 +15,7 @@ shows, for that slice:
 * the "all methods" table (every method, the same columns).
 
 Both tables show the quantities at the operating rule (80% selection rate, α = 0.1:
-:func:`components.figures.forecast.headline_quantities`) when the forecast has them; the whole ``forecast``
+:func:`audit_core.findings.forecast.headline_quantities`) when the forecast has them; the whole ``forecast``
 table is among the run's result tables.
 
 Values are the mean over refits (a forecast unknown in any refit is unknown),
@@ -33,11 +33,11 @@ import pandas as pd
 import plotly.graph_objects as go
 from markupsafe import Markup
 
-from audit_core.findings.forecast import (DEFAULT_METHODS, forecast_findings, forecast_slice, pooled_status,
-                                          quantity_words, slice_words)
+from audit_core.findings.forecast import (DEFAULT_METHODS, forecast_findings, forecast_slice, headline_quantities,
+                                          pooled_status, quantity_words, slice_words)
 from audit_core.runs.registry import RunRecord
 from audit_core.transport.headline import recorded_headline
-from components.figures.forecast import forecast_figure, headline_quantities, weights_figure
+from components.figures.forecast import forecast_figure, weights_figure
 
 from .templating import Table, table_of
 
