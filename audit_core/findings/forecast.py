@@ -90,8 +90,7 @@ def quantity_words(quantity: str) -> tuple[str, str]:
 
 def headline_quantities(selection_rate: float = 0.8, alpha: float = 0.1) -> tuple[tuple[str, ...], tuple[str, ...]]:
     """The forecast quantities the figure and the report tables show by default (at the operating rule and conformal
-    level), and the
-    exact label-free ones."""
+    level), and the exact label-free ones."""
     s, a = f"{selection_rate:g}", f"{alpha:g}"
     return ((f"risk@s={s}", f"hcep@s={s}", "ece", "citl", "brier", "auroc", "prevalence", f"marginal:coverage@a={a}",
              f"marginal:worst_class_coverage@a={a}", f"label_conditional:worst_class_coverage@a={a}"),
