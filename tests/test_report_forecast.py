@@ -72,3 +72,14 @@ def test_no_forecast_table_no_section(reg) -> None:
                       model_spec={}, config={}, tables={"x": forecast_tables()["forecast_weights"]}, artifacts={},
                       manifest={})
     assert "<section id='forecast'>" not in render_report(reg.load(run_id), generated_at="t")
+
+
+def test_a_stored_check_adds_its_sentence_and_figure(reg) -> None:
+    from forecast_tables import check_table
+
+    tables = {**forecast_tables(), "forecast_check": check_table()}
+    run_id = reg.save(audit_kind="transport", dataset_name="toy", dataset_fingerprint="f" * 64, grouping_hash=None,
+                      model_spec={}, config={"kind": "transport"}, tables=tables, artifacts={}, manifest={})
+    s = _section(render_report(reg.load(run_id), generated_at="t"))
+    assert "3 of 4 realised values fell inside their 90% interval" in s
+    assert "<h3>Forecast against realised</h3>" in s

@@ -12,7 +12,9 @@ shows, for that slice:
   unchanged from source, status / reason): an ``unknown`` forecast shows
   its reason and no number;
 * the importance weights' table and checks;
-* the "all methods" table (every method, the same columns).
+* the "all methods" table (every method, the same columns);
+* when the run also stores the forecast checked against the labels (``forecast_check``, a
+  ``ForecastCheck.table``), the sentence on how it fared and the forecast-against-realised figure.
 
 Both tables show the quantities at the operating rule (80% selection rate, α = 0.1:
 :func:`audit_core.findings.forecast.headline_quantities`) when the forecast has them; the whole ``forecast``
@@ -33,18 +35,20 @@ import pandas as pd
 import plotly.graph_objects as go
 from markupsafe import Markup
 
-from audit_core.findings.forecast import (DEFAULT_METHODS, forecast_findings, forecast_slice, headline_quantities,
+from audit_core.findings.forecast import (DEFAULT_METHODS, forecast_check_finding, forecast_findings, forecast_slice, headline_quantities,
                                           pooled_status, quantity_words, slice_words)
 from audit_core.runs.registry import RunRecord
 from audit_core.transport.headline import recorded_headline
-from components.figures.forecast import forecast_figure, weights_figure
+from components.figures.forecast import forecast_check_figure, forecast_figure, weights_figure
 
 from .templating import Table, table_of
 
 __all__ = ["ForecastSection", "forecast_report_section", "forecast_slice_of", "default_methods_frame",
-           "SECTION_TITLE"]
+           "SECTION_TITLE", "CHECK_TABLE"]
 
 SECTION_TITLE = "Forecast (target labels not yet available)"
+#: The table name under which a run may store a ``ForecastCheck.table`` (the forecast checked once labels arrived).
+CHECK_TABLE = "forecast_check"
 
 
 @dataclass(frozen=True)
@@ -139,8 +143,14 @@ def forecast_report_section(record: RunRecord, *, max_rows: int, first_figure: i
     shown = rows[rows["quantity"].astype(str).isin(headline_quantities()[0])]
     rows = shown if not shown.empty else rows  # the operating rule's quantities; the full table is in the tables
     findings = forecast_findings(tables, model=model, mapping=mapping)
+    check = tables.get(CHECK_TABLE)
+    checked = forecast_check_finding(check, model=model, mapping=mapping) if isinstance(check, pd.DataFrame) else None
+    if checked is not None:  # labels arrived: how the forecast fared
+        findings.append(checked)
     figs: list[tuple[str, go.Figure]] = [("Forecast against unchanged from source",
                                           forecast_figure(tables, model=model, mapping=mapping))]
+    if checked is not None and isinstance(check, pd.DataFrame):
+        figs.append(("Forecast against realised", forecast_check_figure(check, model=model, mapping=mapping)))
     weights = tables.get("forecast_weights")
     if isinstance(weights, pd.DataFrame) and not weights.empty:
         figs.append(("Importance weights: overlap check", weights_figure(weights)))
