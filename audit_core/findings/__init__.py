@@ -11,6 +11,7 @@ the certificate not ranking brittle cases better than plain confidence).
 """
 from .check import Violation, check_findings
 from .finding import Fact, Finding, Severity, Word
+from .forecast import forecast_check_finding, forecast_findings
 from .fragility import fragility_findings
 from .gate import gate_findings
 from .gate_report import GateReport, GateRuleReport, gate_report
@@ -18,4 +19,5 @@ from .records import record_findings, report_findings
 from .transport import transport_findings
 
 __all__ = ["Finding", "Fact", "Word", "Severity", "Violation", "fragility_findings", "transport_findings",
-           "gate_findings", "gate_report", "GateReport", "GateRuleReport", "record_findings", "report_findings", "check_findings"]
+           "gate_findings", "forecast_findings", "forecast_check_finding", "gate_report", "GateReport", "GateRuleReport",
+           "record_findings", "report_findings", "check_findings"]

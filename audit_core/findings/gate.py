@@ -19,12 +19,13 @@ import re
 from audit_core.errors import fail, register_messages
 from audit_core.receipts.adjudicate import adjudicate, rule_outcomes
 from audit_core.receipts.state import Rule
+from audit_core.runs.forecast_grounds import FORECAST_QUANTITIES, is_forecast_ground
 from audit_core.runs.gate import GateResult
 
 from .finding import Fact, Finding, Word, and_list, render
 
 __all__ = ["gate_findings", "rule_sentence", "VERDICT_WORDS", "GROUND_NAMES", "unknown_reason",
-           "rule_unknown_grounds"]
+           "rule_unknown_grounds", "ground_words"]
 
 register_messages({
     "GATE_NO_SUCH_RULE": "The release gate has no rule {rule_id!r}; its rules are: {rules}.",
@@ -43,7 +44,31 @@ GROUND_NAMES = {
     "worst_subgroup_coverage_90": "the worst subgroup's coverage by the 90% prediction sets",
     "n_transport_sensitive": "how many checked quantities changed beyond their tolerance",
     "n_transport_worse": "how many checked quantities got worse beyond their tolerance",
+    "ood_selective_risk_80": "the error rate among the cases the 80% rule answers on the target domain",
 }
+
+
+def _forecast_parts(name: str) -> tuple[str, str] | None:
+    """``(method, ground)`` of a forecast ground ``forecast_<method>_<ground>``, or None."""
+    if not is_forecast_ground(name):
+        return None
+    for ground in sorted(FORECAST_QUANTITIES, key=len, reverse=True):
+        if name.endswith("_" + ground):
+            method = name[len("forecast_"):-len(ground) - 1]
+            return method.replace("_", ":", 1), ground
+    return None
+
+
+def ground_words(name: str) -> str:
+    """A ground in plain words; a forecast ground says it is a forecast and by which method.
+
+    >>> ground_words("forecast_both_span_ood_ece")
+    'the label-free forecast (both:span) of how far the stated probabilities are off on the target domain (ECE)'
+    """
+    parts = _forecast_parts(name)
+    if parts is None:
+        return GROUND_NAMES.get(name, name)
+    return f"the label-free forecast ({parts[0]}) of {GROUND_NAMES.get(parts[1], parts[1])}"
 #: ground -> (phrase with {v} and, for transport grounds, {where} and {slice}; value format; limit format, unit).
 _PHRASES = {
     "test_auroc": ("the model ranks held-out cases with an AUROC of {v}", "num2", "num2", ""),
@@ -74,14 +99,21 @@ def _check(rule, values, gate: GateResult, fires: bool, i: int):
     """``(phrase, facts, words, labels)`` of one decided rule in plain words, or ``None`` when it is not a plain
     comparison of a known ground with a number (then the rule's note is said)."""
     m = _COMPARISON.match(rule.when)
-    if not m or m.group(1) not in _PHRASES or values.get(m.group(1)) is None:
+    forecast = _forecast_parts(m.group(1)) if m else None
+    if not m or (m.group(1) not in _PHRASES and forecast is None) or values.get(m.group(1)) is None:
         return None
     ground, op, limit = m.group(1), m.group(2), float(m.group(3))
-    phrase, vform, lform, unit = _PHRASES[ground]
+    if forecast is not None:  # a forecast is said as one, never in the words of a measured value
+        base = _PHRASES.get(forecast[1], ("", "pct" if "coverage" in forecast[1] or "risk" in forecast[1] else "num3",
+                                          "g", ""))
+        vform = "pct" if "risk" in forecast[1] else base[1]
+        phrase, lform, unit = f"{ground_words(ground)} is {{v}}", vform, ""
+    else:
+        phrase, vform, lform, unit = _PHRASES[ground]
     run_id, key = gate.comparison.new_grounds.keys.get(ground, ("", None))
     v = float(values[ground])
     facts = [Fact(f"v{i}", v, key, vform, run_id), Fact(f"limit{i}", limit, None, lform)]
-    if ground == "ood_ece":
+    if ground == "ood_ece":  # (a forecast ground has its own name: its phrase has no points)
         facts.append(Fact(f"v{i}_points", v, key, "points", run_id))
     yes, yes_c, no, no_c, noun = _SIDES[op]
     word = Word(yes if fires else no, yes_c if fires else no_c, (f"v{i}", f"limit{i}"))
@@ -173,7 +205,7 @@ def _unknown(gate: GateResult) -> tuple[list[str], list[str]]:
         if t.outcome == "unknown":
             rule = _rule(gate, t.rule_id)
             names += [g for g in re.findall(_NAME, rule.when) if g in absent and g not in names]
-    return [GROUND_NAMES.get(g, g) for g in names], names
+    return [ground_words(g) for g in names], names
 
 
 _NAME = r"[A-Za-z_][A-Za-z0-9_]*"
@@ -200,7 +232,7 @@ def unknown_reason(gate: GateResult, rule_id: str) -> str:
     ids = rule_unknown_grounds(gate, rule_id)
     if not ids:
         return "its condition could not be decided"
-    return _why_unknown(gate, [GROUND_NAMES.get(g, g) for g in ids], ids)
+    return _why_unknown(gate, [ground_words(g) for g in ids], ids)
 
 
 def _why_unknown(gate: GateResult, names: list[str], ids: list[str]) -> str:
@@ -210,8 +242,9 @@ def _why_unknown(gate: GateResult, names: list[str], ids: list[str]) -> str:
     rep = gate.comparison.new_grounds.report
     detail = dict(zip(rep["ground"], rep["detail"], strict=True)) if {"ground", "detail"} <= set(rep.columns) else {}
     absent = [n for n, g in zip(names, ids, strict=True) if str(detail.get(g, "no selected run")).startswith("no selected run")]
-    undefined = [n for n, g in zip(names, ids, strict=True) if n not in absent]
-    parts = []
+    forecast = [(n, str(detail[g])) for n, g in zip(names, ids, strict=True) if str(detail.get(g, "")).startswith("unknown:")]
+    undefined = [n for n in names if n not in absent and n not in {f for f, _ in forecast}]
+    parts = [f"{n} is {why} (only the target's labels can settle it)" for n, why in forecast]
     for group, why in ((absent, "unknown, because no saved run provides {}"),
                        (undefined, "not defined for the saved runs given (their kind or target does not have {})")):
         if group:
@@ -280,5 +313,5 @@ def _source_words(source: str) -> str:
     """A receipt source in words: ``G:ood_ece`` -> the ground's plain name; norms and authority by their part."""
     part, _, name = source.partition(":")
     if part == "G":
-        return "the deployment scope" if name == "deployment_scope" else GROUND_NAMES.get(name, name)
+        return "the deployment scope" if name == "deployment_scope" else ground_words(name)
     return {"N": f"the release rule {name}", "A": f"who may apply the rule {name}"}.get(part, source)

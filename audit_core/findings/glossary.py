@@ -183,6 +183,18 @@ GLOSSARY: dict[str, str] = {
                       "the conformal quantile is then infinite and every class is in every set.",
     "rank": "Order of the groups by their one-group margin drop Δ_g, largest first.",
     "group": "The evidence group.",
+    # Forecast (target labels not yet available)
+    "citl": "Calibration in the large: mean outcome minus mean predicted probability (0 = right on average).",
+    "brier": "Brier score: mean squared error of the probabilities (lower is better).",
+    "mean_confidence": "Average confidence (the largest class probability) over the records.",
+    "naive": "'Unchanged from source': the value on the source ID test, the forecast that assumes nothing moved.",
+    "assumption": "What the forecast assumes: covariate shift (only the mix of cases changed), label shift (only "
+                  "the share of each outcome changed), or both (the span of the two).",
+    "realised": "The value measured once the target's labels arrived.",
+    "domain_auroc": "How well a classifier tells source from target records by their features (0.5 = "
+                    "indistinguishable, 1 = separable); at 0.95 or above the importance weights are not trusted.",
+    "ess": "Effective sample size (Kish) of the importance-weighted source records: how many equally weighted "
+           "records they are worth.",
     "margin drop when removed alone (Δ_g)": "Δ_g: how much the margin drops when this group alone is set to "
                                             "reference values.",
 }
@@ -218,6 +230,20 @@ PATTERNS: tuple[tuple[str, str], ...] = (
     (r"(test|train)_(\w+)", "{1} of the model on the {0} split."),
     (r"brittle_share_confident", "Share of confident cases (p̂ ≥ 0.8) that flip under donor replacement."),
     (r"ood_(\w+)", "{0} on the target domain."),
+    # Forecast (docs/forecast.md): quantity names as forecast_target writes them
+    (r"risk@s=([0-9.]+)", "Selective risk at selection rate {0}: the error rate among the cases the rule answers "
+                          "(its confidence cut-off fitted on the source)."),
+    (r"rate@s=([0-9.]+)", "Selection rate at target rate {0}: the share of cases whose confidence clears the cut-off "
+                          "fitted on the source to answer {0} of source cases."),
+    (r"hcep@s=([0-9.]+)", "HCEP at selection rate {0}: the share of all cases that are answered and wrong."),
+    (r"hcep@tau=([0-9.]+)", "HCEP at confidence {0}: the share of all cases answered with confidence ≥ {0} and wrong."),
+    (r"(?:\w+:)?coverage@a=([0-9.]+)", "Conformal coverage at α = {0}: the share of records whose prediction set "
+                                       "contains the true class."),
+    (r"(?:\w+:)?coverage_class(\d+)@a=([0-9.]+)", "Conformal coverage of class {0} at α = {1}."),
+    (r"(?:\w+:)?worst_class_coverage@a=([0-9.]+)", "Conformal coverage of the worst-covered class at α = {0}."),
+    (r"(?:\w+:)?set_size@a=([0-9.]+)", "Average number of classes in a conformal prediction set at α = {0}."),
+    (r"(?:\w+:)?singleton@a=([0-9.]+)", "Share of conformal sets at α = {0} holding exactly one class."),
+    (r"prevalence_class(\d+)", "Share of records in class {0}."),
 )
 
 

@@ -32,6 +32,7 @@ from audit_core.receipts.state import EvaluatorState, state_from_dict
 from audit_core.receipts.state_cube import StateCube, execute_state_cube
 from audit_core.safe_text import load_yaml
 
+from .forecast_grounds import ForecastRequest, check_sources, is_forecast_ground, split_rules
 from .grounds import GROUND_SPECS, GateGrounds, GroundSpec, extract_gate_grounds
 from .registry import RunRecord
 
@@ -71,21 +72,33 @@ authority:
   discrimination: deployment_scope != "research"
 """
 
+def _rules(rules_yaml: str) -> tuple[dict, list[ForecastRequest], list[tuple[str, list[str]]]]:
+    """The parsed rules (``source``/``assumption``/``method`` taken out), their forecast grounds and, per measured
+    rule, the Transport grounds it reads (:func:`~audit_core.runs.forecast_grounds.split_rules`)."""
+    data = load_yaml(rules_yaml, what="The gate rules",
+                     syntax=lambda reason: fail("RC_STATE_SYNTAX", label="gate rules", fmt="YAML", reason=reason))
+    if not isinstance(data, dict):
+        raise fail("RC_STATE_NOT_MAPPING", label="gate rules", allowed="norms, authority", got=type(data).__name__)
+    return split_rules(data)
+
+
 def gate_state(grounds: GateGrounds, *, deployment_scope: str, rules_yaml: str = DEFAULT_GATE_YAML,
                name: str = "release gate") -> EvaluatorState:
     """The gate evaluator: extracted grounds + ``deployment_scope`` + rules (YAML with norms and authority).
+
+    A rule with ``source: forecast`` reads forecast grounds (:mod:`.forecast_grounds`); each is declared, UNKNOWN
+    when ``grounds`` does not hold it.
 
     Raises
     ------
     AuditInputError
         ``RC_STATE_*`` when the rules text is invalid, e.g. a rule reads a
-        ground the gate does not declare.
+        ground the gate does not declare; ``GATE_*`` for a bad ``source``,
+        ``assumption`` or ``method``, or a forecast rule under ``on_unknown: skip``.
     """
-    data = load_yaml(rules_yaml, what="The gate rules",
-                     syntax=lambda reason: fail("RC_STATE_SYNTAX", label="gate rules", fmt="YAML", reason=reason))
-    if not isinstance(data, dict):
-        raise fail("RC_STATE_NOT_MAPPING", label="gate rules", allowed="norms, authority", got=type(data).__name__)
+    data, requests, _ = _rules(rules_yaml)
     g = {k: {"type": "number", "value": v} for k, v in grounds.values.items()}
+    g.update({r.name: {"type": "number", "value": grounds.values.get(r.name)} for r in requests})
     g["deployment_scope"] = {"type": "text", "value": deployment_scope}
     return state_from_dict({"name": name, "grounds": g, **data}, label="gate rules")
 
@@ -121,8 +134,21 @@ def compare_gate(
     GateComparison
         ``cube.receipt`` names what accounts for a changed release verdict
         (e.g. ``{G:ood_ece}``); empty when the verdict did not change.
+
+    Raises
+    ------
+    AuditInputError
+        ``GATE_MEASURED_ON_FORECAST`` / ``GATE_FORECAST_ON_MEASURED`` when a
+        rule's source is one a side's Transport runs cannot give
+        (:func:`~audit_core.runs.forecast_grounds.check_sources`), and as
+        :func:`gate_state`.
     """
-    go, gn = extract_gate_grounds(old_runs), extract_gate_grounds(new_runs)
+    rules_old = _rules(old_rules)
+    rules_new = _rules(new_rules) if new_rules is not None else rules_old
+    check_sources(old_runs, rules_old[1], rules_old[2])  # a rule never falls back from one source to the other
+    check_sources(new_runs, rules_new[1], rules_new[2])
+    go = extract_gate_grounds(old_runs, forecast=rules_old[1]) if rules_old[1] else extract_gate_grounds(old_runs)
+    gn = extract_gate_grounds(new_runs, forecast=rules_new[1]) if rules_new[1] else extract_gate_grounds(new_runs)
     old = gate_state(go, deployment_scope=old_scope, rules_yaml=old_rules, name="gate (old)")
     new = gate_state(gn, deployment_scope=new_scope, rules_yaml=new_rules if new_rules is not None else old_rules,
                      name="gate (new)")
@@ -180,8 +206,12 @@ class GateResult:
         a = self.comparison.old_grounds.values
         b = self.comparison.new_grounds.values
         in_receipt = {name.split(":", 1)[-1] for s in self.receipt for name in s if name.startswith("G:")}
-        rows = [{"ground": g, "value_a": a.get(g), "value_b": b.get(g),
-                 "status_b": "present" if b.get(g) is not None else "absent → UNKNOWN",
+        def status(g: str) -> str:
+            if is_forecast_ground(g):
+                return "present (forecast)" if b.get(g) is not None else "unknown (forecast)"
+            return "present" if b.get(g) is not None else "absent → UNKNOWN"
+
+        rows = [{"ground": g, "value_a": a.get(g), "value_b": b.get(g), "status_b": status(g),
                  "in_receipt": g in in_receipt} for g in b]
         return pd.DataFrame(rows, columns=["ground", "value_a", "value_b", "status_b", "in_receipt"])
 

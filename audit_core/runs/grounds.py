@@ -37,6 +37,7 @@ import pandas as pd
 
 from audit_core.transport.headline import HeadlineSlice, recorded_headline
 
+from .forecast_grounds import ForecastRequest, read_forecast_grounds
 from .keys import TableKey, headline_key, read_key
 from .registry import RunRecord
 
@@ -237,7 +238,7 @@ def _context(run: RunRecord) -> dict[str, str]:
     return {"slice": h.describe(), "where": str(where) if where is not None else "the target domain"}
 
 
-def extract_gate_grounds(runs: Sequence[RunRecord]) -> GateGrounds:
+def extract_gate_grounds(runs: Sequence[RunRecord], *, forecast: Sequence[ForecastRequest] = ()) -> GateGrounds:
     """Read every ground from ``runs``: per ground, the newest run of its most preferred kind that provides it.
 
     Parameters
@@ -245,6 +246,10 @@ def extract_gate_grounds(runs: Sequence[RunRecord]) -> GateGrounds:
     runs : sequence of RunRecord
         Any mix of audit kinds; missing tables or columns are tolerated
         (the ground is UNKNOWN and the report says why).
+    forecast : sequence of ForecastRequest, optional
+        Forecast grounds the rules declare (:mod:`.forecast_grounds`), read from the ``forecast`` table only, after
+        the measured grounds and under their own names (``forecast_…``; status ``present (forecast)`` or
+        ``unknown (forecast)`` with ``unknown: <reason>``).
 
     Returns
     -------
@@ -285,5 +290,10 @@ def extract_gate_grounds(runs: Sequence[RunRecord]) -> GateGrounds:
             values[spec.name] = found[0]
             rows.append({"ground": spec.name, "value": found[0], "status": "present", "source": found[1],
                          "detail": found[2], "description": spec.description})
+    if forecast:
+        f_values, f_rows, f_keys = read_forecast_grounds(runs, forecast)
+        values.update(f_values)
+        rows.extend(f_rows)
+        keys.update(f_keys)
     return GateGrounds(values, pd.DataFrame(rows, columns=["ground", "value", "status", "source", "detail",
                                                            "description"]), keys, context)

@@ -57,6 +57,7 @@ from audit_core.runs.privacy import case_data_held
 from audit_core.runs.registry import RunRecord
 
 from .builders import figures_for
+from .forecast import forecast_report_section
 from .plotlyjs import plotlyjs_for
 from .style import PRINT_RESIZE_JS, REPORT_CSS
 from .templating import render, table_of
@@ -232,7 +233,12 @@ def render_report(record: RunRecord, *, generated_at: str | None = None, gate: G
         figures, figure_error = figures_for(record), None
     except AuditInputError as err:  # tables this version cannot draw: the report keeps the tables
         figures, figure_error = [], err.message
-    js, bundle = plotlyjs_for(fig for _, fig in figures)
+    # HOOK (forecast): a run whose tables include "forecast" (the Transport run's label-free forecast stage) gets
+    # the "Forecast (target labels not yet available)" section; it keys on the tables, not on the run kind.
+    forecast = (forecast_report_section(record, max_rows=MAX_TABLE_ROWS, first_figure=len(figures),
+                                        figure_div=_figure_div) if "forecast" in record.tables else None)
+    forecast_figures = forecast[1] if forecast is not None else []
+    js, bundle = plotlyjs_for([*(fig for _, fig in figures), *forecast_figures])
     verdict, findings = _gate(record, gate)
     details = [f.detail for f in findings if f.detail]
     verdicts = record.tables.get("verdicts")
@@ -246,7 +252,7 @@ def render_report(record: RunRecord, *, generated_at: str | None = None, gate: G
         css=Markup(REPORT_CSS), print_js=Markup(PRINT_RESIZE_JS),
         # Safe: plotly.js itself, the vendored partial bundle or plotly.py's own (.plotlyjs), no data in it.
         plotlyjs=Markup(js),
-        verdict=verdict, findings=findings,
+        verdict=verdict, findings=findings, forecast=forecast[0] if forecast is not None else None,
         brief_key_numbers=table_of(key_numbers_frame(record).head(10), table_id="key-numbers-brief", max_rows=MAX_TABLE_ROWS),
         key_figures=[_key_figure(title, fig, i) for i, (title, fig) in enumerate(figures[:KEY_FIGURES])],
         key_numbers=table_of(key_numbers_frame(record), table_id="key-numbers-table", max_rows=MAX_TABLE_ROWS),
