@@ -33,7 +33,7 @@ from .checks import _LONGEST_CODE, _NUMBER_STARTS, check_column, check_header
 from .options import ReadOptions
 from .report import CANDIDATE_MISSING_CODES, MissingCodeProposal
 from .stacked_cells import CellFacts, StackedCells
-from .stacked_types import Distinct, cast_numbers, decide, decide_open, rest_plain
+from .stacked_types import Distinct, cast_numbers, decide, decide_open, not_mostly_numbers, rest_plain, stays_text
 from .textbytes import BYTES_DECIMAL, BYTES_MAYBE_NUMBER, only
 
 __all__ = ["StackedResult", "finish_stacked"]
@@ -43,6 +43,8 @@ _BLANKS = np.isin(np.arange(256), list(b"\t\n\f\r "))  # RE2's \s, as values._pa
 _CODES = frozenset(CANDIDATE_MISSING_CODES)
 #: Cells read as one block (columns at a time, at least one): the per-cell facts' memory, about 20 bytes a cell.
 _BLOCK_CELLS = 1 << 20
+#: Columns read as one block at most: each column's byte counts take 2 KB (and as much again while counted).
+_BLOCK_COLUMNS = 1024
 
 
 @dataclass(frozen=True)
@@ -110,16 +112,19 @@ def _missing(stack: StackedCells, names: list[str], na_values: tuple[str, ...], 
     common = {""} | set(na_values)
     codes = sorted(common | _CODES)
     longest = max(len(c.encode()) for c in codes)
-    maybe = np.flatnonzero(facts.n <= longest)
-    lengths = facts.n[maybe]
-    index = np.full(len(maybe), -1, dtype=np.int16 if len(codes) < 2**15 else np.int64)
-    index[lengths == 0] = codes.index("")
-    looked = lengths > 0
-    if looked.any():
-        mask = np.zeros(len(facts.n), dtype=bool)
-        mask[maybe[looked]] = True
-        at = pc.index_in(stack.cells.filter(pa.array(mask)), value_set=pa.array(codes, pa.large_string()))
-        index[looked] = pc.fill_null(at, -1).to_numpy()
+    # A column can hold a code only if it holds every byte of it: the others are not looked up.
+    needs = _code_bytes(codes) > 0
+    possible = ((needs.astype(np.int64) @ (facts.seen == 0).T.astype(np.int64)) == 0)[needs.any(axis=1)].any(axis=0)
+    look = (facts.n <= longest) & (facts.n > 0)
+    look.reshape(stack.n_columns, stack.n_rows)[~possible] = False
+    empty = np.flatnonzero(facts.n == 0)
+    looked = np.flatnonzero(look)
+    maybe = np.concatenate([empty, looked])
+    index = np.full(len(maybe), codes.index(""), dtype=np.int16 if len(codes) < 2**15 else np.int64)
+    if len(looked):
+        at = pc.index_in(stack.cells.filter(pa.array(look)), value_set=pa.array(codes, pa.large_string()))
+        index[len(empty):] = pc.fill_null(at, -1).to_numpy()
+    del look
     is_common = np.array([c in common for c in codes] + [False])
     is_candidate = np.array([c in _CODES and c not in common for c in codes] + [False])
     hit = is_common[index]
@@ -219,11 +224,25 @@ def _read_block(arrays: list, names: list[str], n_rows: int, opts: ReadOptions) 
     short = stack.per_column((facts.n > 0) & (facts.n <= _LONGEST_CODE))
     # Text columns pass the mixed-type check outright when too few cells start like a number.
     bound = present.astype(bool) & (maybe < 0.8 * (present - short))
-    wanted = np.zeros(n_columns, dtype=bool)
-    wanted[decided.open + decided.bools] = True
-    if wanted.any():
-        decide_open(Distinct(stack, wanted), decided, names, facts.seen, present, stack)
     cast_numbers(stack, decided)
+    # A column whose cast failed is left to values.type_one's general path, as one the bytes left open.
+    failed = [j for j in decided.ints + decided.floats if j not in decided.numbers]
+    decided.ints, decided.floats = [], []
+    wanted = np.zeros(n_columns, dtype=bool)
+    wanted[decided.open + decided.bools + failed] = True
+    distinct = Distinct(stack, wanted) if wanted.any() else None
+    if distinct is not None:
+        decide_open(distinct, decided, names, facts.seen, present, stack)
+        cast_numbers(stack, decided)
+        failed += decided.floats
+        # values._whole_numbers reads a column whose every value is a plain whole number: not one of these.
+        whole = distinct.count(distinct.flags(values.PLAIN_WHOLE_PATTERN)) == distinct.total
+        for j in decided.open + failed:
+            if j in decided.numbers or j in decided.keys or j in decided.text or whole[j]:
+                continue
+            if stays_text(distinct, j, opts.decimal):
+                decided.text.add(j)  # what values.type_one's general path decides, from the distinct values
+                decided.general.add(j)
     kept = [j for j in sorted(decided.text | set(decided.keys)) if present[j]]
     with_code = np.bincount(stack.owner(candidate[0]), minlength=n_columns) > 0
     asked = sorted({j for j in kept if not bound[j]} | set(np.flatnonzero(with_code).tolist()))
@@ -254,7 +273,8 @@ def _read_block(arrays: list, names: list[str], n_rows: int, opts: ReadOptions) 
     for j in decided.text:
         out[j].text = True
     for j in kept:
-        out[j].passes = bool(bound[j] or maybe[j] < 0.8 * rest[j] or rest[j] == 0 or answers["plain"].get(j))
+        out[j].passes = bool(bound[j] or maybe[j] < 0.8 * rest[j] or rest[j] == 0 or answers["plain"].get(j)
+                             or (distinct is not None and j in decided.general and not_mostly_numbers(distinct, j)))
     return out
 
 
@@ -290,7 +310,7 @@ def finish_stacked(owned: list[pd.DataFrame], *, name: str, opts: ReadOptions) -
     owned.pop()
     del frame
     n_rows = len(index)
-    per_block = max(1, _BLOCK_CELLS // n_rows)
+    per_block = max(1, min(_BLOCK_CELLS // n_rows, _BLOCK_COLUMNS))
     done: list[_Column] = []
     for lo in range(0, len(names), per_block):
         block, arrays[lo: lo + per_block] = arrays[lo: lo + per_block], [None] * len(arrays[lo: lo + per_block])

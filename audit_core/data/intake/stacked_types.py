@@ -15,11 +15,12 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from . import values
-from .report import note
+from .report import CANDIDATE_MISSING_CODES, note
 from .stacked_cells import CellFacts, StackedCells
 from .textbytes import BYTES_DECIMAL, BYTES_DIGITS, BYTES_MAYBE_NUMBER, float_cells, only
 
-__all__ = ["Decisions", "Distinct", "cast_columns", "cast_numbers", "decide", "decide_open", "rest_plain"]
+__all__ = ["CANDIDATE_CODES", "Decisions", "Distinct", "cast_columns", "cast_numbers", "decide", "decide_open",
+           "not_mostly_numbers", "rest_plain", "stays_text"]
 
 _ASCII = np.arange(256) < 128
 _SIGNED_DIGITS = np.isin(np.arange(256), list(b"0123456789+-"))
@@ -27,6 +28,7 @@ _BOOL_BYTES = np.isin(np.arange(256), list(b"TrueFalseTRUEFALSEtruefalse"))
 _ZERO, _MINUS, _COMMA = ord("0"), ord("-"), ord(",")
 _TRUE_FALSE = sorted({"True", "TRUE", "true", "False", "FALSE", "false"})
 _KEY = re.compile(r"[+-]?0\d+")
+CANDIDATE_CODES = frozenset(CANDIDATE_MISSING_CODES)
 
 
 class Distinct:
@@ -76,6 +78,8 @@ class Decisions:
         Columns to be cast (:func:`cast_numbers`).
     open, bools : list of int
         Columns for :func:`decide_open`: the open questions, and the columns of the letters of ``True``/``False``.
+    general : set of int
+        Text columns decided as :func:`.values.type_one`'s general path decides (:func:`stays_text`).
     """
 
     numbers: dict = field(default_factory=dict)
@@ -85,6 +89,7 @@ class Decisions:
     floats: list = field(default_factory=list)
     open: list = field(default_factory=list)
     bools: list = field(default_factory=list)
+    general: set = field(default_factory=set)
 
 
 def cast_columns(stack: StackedCells, columns: list[int], kind: str) -> dict[int, np.ndarray | None]:
@@ -180,7 +185,7 @@ def decide_open(d: Distinct, out: Decisions, names: list[str], seen: np.ndarray,
 
     if out.open:
         more, keys, text = _decide_distinct(d, out.open, seen)
-        out.floats = sorted(out.floats + more)
+        out.floats += more
         out.text |= text
         for j, example in keys.items():
             why = "have a leading zero" if _KEY.fullmatch(example) else "have more than 15 digits"
@@ -253,3 +258,52 @@ def rest_plain(stack: StackedCells, columns: list[int], rest: np.ndarray) -> set
     negative_zero = np.bincount(stack.owner(np.flatnonzero(keep))[(parsed == 0) & np.signbit(parsed)],
                                 minlength=stack.n_columns)
     return {j for j in columns if not negative_zero[j]}
+
+
+def _values_of(d: Distinct, j: int) -> tuple[list[str], np.ndarray]:
+    """Column ``j``'s distinct present values and their cells (the column must be among ``d``'s)."""
+    lo, hi = np.searchsorted(d.owner, [j, j + 1])
+    which, counts = np.unique(d.index[lo:hi], return_counts=True)
+    return [str(v) for v in d.uniques.take(which).to_pylist()], counts
+
+
+def stays_text(d: Distinct, j: int, decimal: str) -> bool:
+    """Whether :func:`.values.type_one`'s general path keeps an open column as text (``False``: it may not).
+
+    Asked of a column :func:`decide_open` left undecided, whose bytes are not digits only (so
+    ``_whole_numbers`` reads none of them): not keys, not booleans, not all numbers, and no comma
+    convention that reads it.
+    """
+    import pandas as pd
+
+    uniques, _ = _values_of(d, j)
+    if not uniques or set(uniques) <= set(_TRUE_FALSE):
+        return False
+    if any(values.looks_key(u) for u in uniques) and all(values.looks_integer(u) for u in uniques):
+        return False
+    if decimal == "." and any("," in u for u in uniques):
+        return False
+    if decimal == "auto" and values.comma_convention(uniques) is not None:
+        return False
+    return bool(pd.to_numeric(pd.Series(uniques, dtype=object), errors="coerce").isna().any())
+
+
+def not_mostly_numbers(d: Distinct, j: int) -> bool:
+    """Whether :func:`.checks.check_column` passes text column ``j`` on its value counts (``False``: it may refuse it).
+
+    The candidate codes aside, a column is refused when some cells are numbers, some are not,
+    and the numbers are at least 80% of the cells.
+    """
+    import pandas as pd
+
+    uniques, counts = _values_of(d, j)
+    keep = np.array([u not in CANDIDATE_CODES for u in uniques], dtype=bool)
+    if not keep.any():
+        return True
+    parsed = pd.to_numeric(pd.Series([u for u, k in zip(uniques, keep, strict=True) if k], dtype=object),
+                           errors="coerce").to_numpy()
+    counts = counts[keep]
+    is_num = ~pd.isna(parsed)
+    total = int(counts.sum())
+    n_num = int(counts[is_num].sum())
+    return not (n_num > 0 and total - n_num > 0 and n_num >= 0.8 * total)

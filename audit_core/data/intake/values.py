@@ -34,7 +34,8 @@ from .textbytes import (BYTES_DECIMAL, BYTES_DIGITS, BYTES_MAYBE_NUMBER, any_in,
                         byte_set, float_cells, lengths_and_starts, only)
 
 __all__ = ["trim_cells", "apply_missing", "propose_missing", "type_columns", "Typing", "type_one", "DECIMAL_PATTERN",
-           "MAYBE_NUMBER_PATTERN", "TRUE_SPELLINGS"]
+           "MAYBE_NUMBER_PATTERN", "PLAIN_WHOLE_PATTERN", "TRUE_SPELLINGS", "comma_convention", "looks_integer",
+           "looks_key"]
 
 _CODES = frozenset(CANDIDATE_MISSING_CODES)
 _KEY = re.compile(r"[+-]?0\d+")
@@ -46,7 +47,7 @@ _THOUSANDS = re.compile(r"[+-]?\d{1,3}(,\d{3})+(\.\d+)?|[+-]?\d+(\.\d+)?")
 #: Rows from which typing hands freed text columns back to the system as it goes.
 _LARGE_ROWS = 100_000
 #: A whole number in its plain form (see :func:`_whole_numbers`).
-_PLAIN_WHOLE = r"^-?(0|[1-9][0-9]{0,14})$"
+PLAIN_WHOLE_PATTERN = _PLAIN_WHOLE = r"^-?(0|[1-9][0-9]{0,14})$"
 TRUE_SPELLINGS = _TRUE = frozenset({"True", "TRUE", "true"})
 _FALSE = frozenset({"False", "FALSE", "false"})
 _RE2_BLANKS = "\t\n\f\r "
@@ -516,7 +517,18 @@ def type_one(state: Typing, col: str, s: pd.Series, decimal: DecimalChoice) -> N
 
 
 def looks_integer(text: str) -> bool:
+    """Signs then digits only (``-012``, ``7``): an integer, or a key when it looks like one."""
     return text.lstrip("+-").isdigit()
+
+
+def looks_key(text: str) -> bool:
+    """A leading zero (``00017``) or more than 15 digits: a key, if the column holds integers only."""
+    return bool(_KEY.fullmatch(text) or _LONG.fullmatch(text))
+
+
+def comma_convention(uniques: list[str]) -> str | None:
+    """The comma convention of a column's distinct texts (see :func:`_convention`)."""
+    return _convention(uniques)
 
 
 def _convert(out: pd.DataFrame | dict, conversions: list, col: str, s: pd.Series, conv: str) -> None:
