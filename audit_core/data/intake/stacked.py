@@ -34,7 +34,7 @@ from .options import ReadOptions
 from .report import CANDIDATE_MISSING_CODES, MissingCodeProposal
 from .stacked_cells import CellFacts, StackedCells
 from .stacked_types import Distinct, cast_numbers, decide, decide_open, not_mostly_numbers, rest_plain, stays_text
-from .textbytes import BYTES_DECIMAL, BYTES_MAYBE_NUMBER, only
+from .textbytes import BYTES_DECIMAL, BYTES_MAYBE_NUMBER
 
 __all__ = ["StackedResult", "finish_stacked"]
 
@@ -158,13 +158,15 @@ def _rest_questions(stack: StackedCells, facts: CellFacts, candidate: tuple[np.n
     counts = np.bincount(stack.owner(cells) * k + which, minlength=nc * k).reshape(nc, k)
     seen_rest = (facts.seen - counts @ _code_bytes(codes)) > 0
     rest = stack.per_column(facts.n > 0) - counts.sum(axis=1)
-    decimal = [j for j in columns if rest[j] and only(seen_rest[j], BYTES_DECIMAL)]
+    only_decimal = ~(seen_rest & ~BYTES_DECIMAL).any(axis=1)
+    decimal = [j for j in columns if rest[j] and only_decimal[j]]
     plain: set[int] = set()
     if decimal:
         left = facts.n > 0
         left[cells] = False
         plain = rest_plain(stack, decimal, left)
-    return counts, rest, {"seen": seen_rest, "plain": {j: j in plain for j in decimal}}
+    return counts, rest, {"maybe": ~(seen_rest & ~BYTES_MAYBE_NUMBER).any(axis=1),
+                          "plain": {j: j in plain for j in decimal}}
 
 
 def _eligible(frame: pd.DataFrame, opts: ReadOptions) -> list | None:
@@ -254,7 +256,7 @@ def _read_block(arrays: list, names: list[str], n_rows: int, opts: ReadOptions) 
     for col, code, count in applied:
         out[position[col]].applied += ((col, code, count),)
     for j in np.flatnonzero(with_code).tolist():
-        if rest[j] == 0 or not only(answers["seen"][j], BYTES_MAYBE_NUMBER):
+        if rest[j] == 0 or not answers["maybe"][j]:
             numeric: bool | None = False  # no cell left, or one holds a character no number has
         else:
             numeric = True if answers["plain"].get(j) else None

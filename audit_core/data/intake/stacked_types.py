@@ -17,7 +17,7 @@ import numpy as np
 from . import values
 from .report import CANDIDATE_MISSING_CODES, note
 from .stacked_cells import CellFacts, StackedCells
-from .textbytes import BYTES_DECIMAL, BYTES_DIGITS, BYTES_MAYBE_NUMBER, float_cells, only
+from .textbytes import BYTES_DECIMAL, BYTES_DIGITS, BYTES_MAYBE_NUMBER, float_cells
 
 __all__ = ["CANDIDATE_CODES", "Decisions", "Distinct", "cast_columns", "cast_numbers", "decide", "decide_open",
            "not_mostly_numbers", "rest_plain", "stays_text"]
@@ -140,15 +140,19 @@ def decide(stack: StackedCells, names: list[str], facts: CellFacts) -> Decisions
     has_lead = stack.per_column(lead) > 0
     longest = n.reshape(nc, rows).max(axis=1)
     key_cell = (lead | (n >= 16)).reshape(nc, rows)
+
+    def every(allowed: np.ndarray) -> list[bool]:  # per column: only these bytes (textbytes.only, all at once)
+        return (~(seen & ~allowed).any(axis=1)).tolist()
+
+    digits, ascii_, bools, decimal = every(BYTES_DIGITS), every(_ASCII), every(_BOOL_BYTES), every(BYTES_DECIMAL)
+    signed, maybe = every(_SIGNED_DIGITS), every(BYTES_MAYBE_NUMBER)
+    minus, comma = seen[:, _MINUS].tolist(), seen[:, _COMMA].tolist()
     out = Decisions()
-    for j in range(nc):
-        if present[j] == 0:
-            continue
-        s = seen[j]
+    for j in np.flatnonzero(present).tolist():
         lead_j = False
-        if only(s, BYTES_DIGITS):
+        if digits[j]:
             lead_j = bool(has_lead[j])
-            if not s[_MINUS]:
+            if not minus[j]:
                 row = int(key_cell[j].argmax())
                 if key_cell[j, row]:
                     why = "have a leading zero" if lead[j * rows + row] else "have more than 15 digits"
@@ -160,13 +164,13 @@ def decide(stack: StackedCells, names: list[str], facts: CellFacts) -> Decisions
             if not lead_j:
                 out.ints.append(j)
                 continue
-        if not only(s, _ASCII):
+        if not ascii_[j]:
             continue
-        if only(s, _BOOL_BYTES):
+        if bools[j]:
             out.bools.append(j)
-        elif not lead_j and only(s, BYTES_DECIMAL):
+        elif not lead_j and decimal[j]:
             out.floats.append(j)
-        elif not only(s, _SIGNED_DIGITS) and not s[_COMMA] and not only(s, BYTES_MAYBE_NUMBER):
+        elif not signed[j] and not comma[j] and not maybe[j]:
             out.text.add(j)
         else:
             out.open.append(j)
