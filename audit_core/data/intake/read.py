@@ -59,7 +59,11 @@ def _finish(
 
     ``owned`` holds the parsed frame and is emptied: with the caller's
     reference gone, each step replaces the text columns it changes and the
-    old ones are freed at once (part of the intake's memory bound).
+    old ones are freed at once (part of the intake's memory bound). A text
+    file's cells take :func:`.stacked.finish_stacked`, every step answered for
+    all columns at once with the same decisions; a table that path does not
+    read (per-column codes, a decimal comma, another format) takes the steps
+    one column at a time.
     """
     _check_codes_columns(owned[0], name, opts)
     warnings: list = list(base.pop("warnings", ()))

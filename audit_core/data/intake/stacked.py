@@ -4,13 +4,15 @@
 cells, proposals, typing, checks). On a table of many short columns the cost
 of asking pandas and pyarrow about each column (about 20 µs a call) was most
 of the read, and on a long table each step read every cell again. Here the
-cells of all columns are one pyarrow sequence (:class:`.stacked_cells.StackedCells`),
-and each question is asked once of all of them: one pass over the cells' end
-bytes for the blanks to trim, one ``index_in`` for the blank cells, the
-declared codes and the candidate codes, one pass over the bytes for what
-each column is made of (:func:`numpy.bincount` by column), one cast for all
-the number columns, one table of distinct values for the questions asked of
-values (:class:`.stacked_types.Distinct`). A column these answers do not settle
+cells of a block of columns (about a million cells, at most 1,024 columns:
+the memory bound) are one pyarrow sequence (:class:`.stacked_cells.StackedCells`),
+and each question is asked once of all of them: one pass over the bytes for
+each cell's length and end bytes and what each column is made of
+(:func:`numpy.bincount` by column; redone only for the columns trimmed), one
+``index_in`` for the blank cells, the declared codes and the candidate codes
+(only the cells short enough, in columns holding a code's bytes), one cast for
+all the number columns, one table of distinct values for the questions asked
+of values (:class:`.stacked_types.Distinct`). A column these answers do not settle
 goes to the step's own function for one column (:func:`.values.type_one`,
 :func:`.checks.check_column`, in column order), so every decision, count,
 message and their order is the one the steps give column by column
@@ -176,13 +178,14 @@ def _eligible(frame: pd.DataFrame, opts: ReadOptions) -> list | None:
     n_rows, n_columns = frame.shape
     if n_rows == 0 or n_columns == 0 or opts.missing_codes or opts.decimal == "," or n_rows > opts.max_rows:
         return None
-    if not all(dt == _DTYPE for dt in frame.dtypes) or not frame.columns.is_unique:
+    if not frame.columns.is_unique or len({str(c) for c in frame.columns}) != n_columns:
         return None
-    if len({str(c) for c in frame.columns}) != n_columns:
-        return None
-    arrays = [values.arrow_column(s) for _, s in frame.items()]
-    if any(a is None or a.null_count or a.type != pa.large_string() or len(a) != n_rows for a in arrays):
-        return None
+    arrays = []
+    for _, s in frame.items():  # one pass over the columns (a pandas column access costs about 10 µs)
+        a = values.arrow_column(s) if s.dtype == _DTYPE else None
+        if a is None or a.null_count or a.type != pa.large_string() or len(a) != n_rows:
+            return None
+        arrays.append(a)
     return arrays
 
 
