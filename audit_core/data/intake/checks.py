@@ -16,7 +16,7 @@ _CODES = frozenset(CANDIDATE_MISSING_CODES)
 _LONGEST_CODE = max(len(c.encode()) for c in CANDIDATE_MISSING_CODES)
 _NUMBER_STARTS = np.isin(np.arange(256), list(b"0123456789+-.,_ \t\n\r\f\viInN"))
 
-__all__ = ["check_header", "check_table"]
+__all__ = ["check_header", "check_column", "check_table"]
 
 
 def check_header(header: list[str], name: str, max_columns: int) -> None:
@@ -114,6 +114,46 @@ def _mostly_numbers(col: str, counts: pd.Series, s: pd.Series) -> None:
         raise fail("MIXED_TYPES", column=col, n_numeric=n_num, n_text=n_text, example=str(first_text.iloc[0])[:40])
 
 
+def check_column(col: str, s: pd.Series, opts: ReadOptions, codes_reported: bool) -> pd.Series | None:
+    """Check one column of :func:`check_table`: ``s`` itself when it passes, ``None`` when it is dropped (all missing).
+
+    A column whose infinite values become missing (``inf_as_missing``) is returned replaced.
+
+    Raises
+    ------
+    AuditInputError
+        ``ALL_MISSING_COLUMN``, ``INF_VALUES``, ``MIXED_TYPES``, ``UNSUPPORTED_DTYPE``.
+    """
+    if isinstance(s.dtype, np.dtype) and s.dtype.kind in "biu":
+        return s  # integers and booleans of numpy: never missing, never infinite
+    arr = arrow_column(s)
+    if isinstance(s.dtype, np.dtype) and s.dtype.kind == "f":
+        values = s.to_numpy(copy=False)
+        missing = bool(np.isnan(values).all())
+    else:
+        missing = (arr.null_count == len(arr)) if arr is not None else bool(s.isna().all())
+    if missing:
+        if opts.drop_all_missing:
+            return None
+        raise fail("ALL_MISSING_COLUMN", column=col)
+    if pd.api.types.is_numeric_dtype(s.dtype) and not pd.api.types.is_bool_dtype(s.dtype):
+        values = s.to_numpy(dtype=float, na_value=np.nan)
+        inf = np.isinf(values)
+        if inf.any():
+            if not opts.inf_as_missing:
+                raise fail("INF_VALUES", column=col, count=int(inf.sum()), row=int(np.argmax(inf)) + 1)
+            s = s.where(~inf)
+            if s.isna().all():
+                raise fail("ALL_MISSING_COLUMN", column=col)
+    elif pd.api.types.is_datetime64_any_dtype(s.dtype) or pd.api.types.is_bool_dtype(s.dtype):
+        pass
+    elif isinstance(s.dtype, pd.CategoricalDtype):
+        pass
+    else:
+        _mixed_type_problem(col, s, codes_reported)
+    return s
+
+
 def check_table(
     frame: pd.DataFrame, *, name: str = "table", options: ReadOptions | None = None, codes_reported: bool = False
 ) -> tuple[pd.DataFrame, tuple[str, ...]]:
@@ -149,36 +189,12 @@ def check_table(
     dropped: list[str] = []
     for col in frame.columns:
         s = frame[col]
-        if isinstance(s.dtype, np.dtype) and s.dtype.kind in "biu":
-            continue  # integers and booleans of numpy: never missing, never infinite
-        arr = arrow_column(s)
-        if isinstance(s.dtype, np.dtype) and s.dtype.kind == "f":
-            values = s.to_numpy(copy=False)
-            missing = bool(np.isnan(values).all())
-        else:
-            missing = (arr.null_count == len(arr)) if arr is not None else bool(s.isna().all())
-        if missing:
-            if opts.drop_all_missing:
-                dropped.append(col)
-                continue
-            raise fail("ALL_MISSING_COLUMN", column=col)
-        if pd.api.types.is_numeric_dtype(s.dtype) and not pd.api.types.is_bool_dtype(s.dtype):
-            values = s.to_numpy(dtype=float, na_value=np.nan)
-            inf = np.isinf(values)
-            if inf.any():
-                if opts.inf_as_missing:
-                    frame = frame.copy() if not dropped else frame
-                    frame[col] = s.where(~inf)
-                    if frame[col].isna().all():
-                        raise fail("ALL_MISSING_COLUMN", column=col)
-                else:
-                    raise fail("INF_VALUES", column=col, count=int(inf.sum()), row=int(np.argmax(inf)) + 1)
-        elif pd.api.types.is_datetime64_any_dtype(s.dtype) or pd.api.types.is_bool_dtype(s.dtype):
-            pass
-        elif isinstance(s.dtype, pd.CategoricalDtype):
-            pass
-        else:
-            _mixed_type_problem(col, s, codes_reported)
+        verdict = check_column(col, s, opts, codes_reported)
+        if verdict is None:
+            dropped.append(col)
+        elif verdict is not s:
+            frame = frame.copy() if not dropped else frame
+            frame[col] = verdict
     if dropped:
         frame = frame.drop(columns=dropped)
         if frame.shape[1] == 0:

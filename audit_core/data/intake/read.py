@@ -24,6 +24,7 @@ from .options import MB, LoadedTable, ReadOptions, TableFormat
 from .parquet import read_parquet
 from .report import ReadReport, note
 from .sniff import detect_format
+from .stacked import finish_stacked
 from .values import apply_missing, propose_missing, trim_cells, type_columns
 
 __all__ = ["read_table", "read_tables", "read_path"]
@@ -58,16 +59,25 @@ def _finish(
 
     ``owned`` holds the parsed frame and is emptied: with the caller's
     reference gone, each step replaces the text columns it changes and the
-    old ones are freed at once (part of the intake's memory bound).
+    old ones are freed at once (part of the intake's memory bound). A text
+    file's cells take :func:`.stacked.finish_stacked`, every step answered for
+    all columns at once with the same decisions; a table that path does not
+    read (per-column codes, a decimal comma, another format) takes the steps
+    one column at a time.
     """
+    _check_codes_columns(owned[0], name, opts)
+    warnings: list = list(base.pop("warnings", ()))
+    fast = finish_stacked(owned, name=name, opts=opts) if fmt == "csv" else None
+    if fast is not None:
+        report = ReadReport(missing_applied=fast.applied, missing_proposals=fast.proposals, stripped=fast.stripped,
+                            conversions=fast.conversions, warnings=tuple(warnings) + fast.warnings, **base)
+        return fast.frame, fast.dropped, report
     frame = owned.pop()
-    _check_codes_columns(frame, name, opts)
     frame, stripped = trim_cells(frame)
     frame, applied = apply_missing(frame, na_values=tuple(opts.na_values), missing_codes=tuple(opts.missing_codes))
     proposals = propose_missing(frame)
     release_freed_memory()
     conversions: tuple = ()
-    warnings: list = list(base.pop("warnings", ()))
     if fmt in ("csv", "excel"):
         frame, conversions, typed_warnings = type_columns(frame, decimal=opts.decimal)
         warnings += typed_warnings

@@ -20,6 +20,9 @@ converted behind the user's back. Then, column by column:
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -30,7 +33,9 @@ from .report import CANDIDATE_MISSING_CODES, MissingCodeProposal, note
 from .textbytes import (BYTES_DECIMAL, BYTES_DIGITS, BYTES_MAYBE_NUMBER, any_in, any_in_each, arrow_cells, arrow_column,
                         byte_set, float_cells, lengths_and_starts, only)
 
-__all__ = ["trim_cells", "apply_missing", "propose_missing", "type_columns"]
+__all__ = ["trim_cells", "apply_missing", "propose_missing", "type_columns", "Typing", "type_one", "DECIMAL_PATTERN",
+           "MAYBE_NUMBER_PATTERN", "PLAIN_WHOLE_PATTERN", "TRUE_SPELLINGS", "comma_convention", "looks_integer",
+           "looks_key"]
 
 _CODES = frozenset(CANDIDATE_MISSING_CODES)
 _KEY = re.compile(r"[+-]?0\d+")
@@ -42,8 +47,9 @@ _THOUSANDS = re.compile(r"[+-]?\d{1,3}(,\d{3})+(\.\d+)?|[+-]?\d+(\.\d+)?")
 #: Rows from which typing hands freed text columns back to the system as it goes.
 _LARGE_ROWS = 100_000
 #: A whole number in its plain form (see :func:`_whole_numbers`).
-_PLAIN_WHOLE = r"^-?(0|[1-9][0-9]{0,14})$"
-_TRUE, _FALSE = frozenset({"True", "TRUE", "true"}), frozenset({"False", "FALSE", "false"})
+PLAIN_WHOLE_PATTERN = _PLAIN_WHOLE = r"^-?(0|[1-9][0-9]{0,14})$"
+TRUE_SPELLINGS = _TRUE = frozenset({"True", "TRUE", "true"})
+_FALSE = frozenset({"False", "FALSE", "false"})
 _RE2_BLANKS = "\t\n\f\r "
 _BLANK_BYTES = np.array([ord(c) for c in _RE2_BLANKS])
 _ASCII = np.arange(256) < 128
@@ -222,9 +228,9 @@ def _whole_numbers(s: pd.Series) -> pd.Series | None:
 
 
 #: The numbers ``pandas.to_numeric`` reads as pyarrow's cast does (no sign ``+``, no ``inf``/``nan``, no blanks).
-_DECIMAL = r"^-?([0-9]+(\.[0-9]*)?|\.[0-9]+)([eE][+-]?[0-9]+)?$"
+DECIMAL_PATTERN = _DECIMAL = r"^-?([0-9]+(\.[0-9]*)?|\.[0-9]+)([eE][+-]?[0-9]+)?$"
 #: Every text ``pandas.to_numeric`` might read as a number matches this (digits, signs, marks, inf, nan, blanks).
-_MAYBE_NUMBER = r"^[0-9+\-.,eE_\s]*$|(?i)(inf|nan)"
+MAYBE_NUMBER_PATTERN = _MAYBE_NUMBER = r"^[0-9+\-.,eE_\s]*$|(?i)(inf|nan)"
 
 
 def _arrow_decision(s: pd.Series) -> tuple[str, np.ndarray | tuple[str, str] | None] | None:
@@ -410,80 +416,119 @@ def type_columns(
     # A large frame's columns are replaced in place, each text column freed at once (the memory bound); a
     # smaller one's replacements are gathered and the frame built once: on 10,000 columns, one replacement at
     # a time cost twice as much as building the frame.
-    out: pd.DataFrame | dict = frame if large or not frame.columns.is_unique else {}
-    conversions: list[tuple[str, str]] = []
-    warnings: list[tuple[str, str]] = []
-    pending: dict[str, list[str]] = {}
-    decided: set[str] = set()
+    state = Typing(out=frame if large or not frame.columns.is_unique else {})
     for col in frame.columns:
         if large:
             release_freed_memory()  # the text column replaced last is garbage; its numbers are not pyarrow's
-        s = frame[col]
-        if not _all_text(s):
-            continue
-        if decimal != ",":
-            fast = _arrow_decision(s)
-            if fast is not None:
-                kind, value = fast
-                if isinstance(value, np.ndarray):
-                    out[col] = value
-                elif isinstance(value, tuple):
-                    warnings.append(value)
-                continue
-            num = _whole_numbers(s)
-            if num is not None:
-                out[col] = num
-                continue
-        codes, cats = pd.factorize(s)
-        uniques = [str(u) for u in cats]
-        key = next((u for u in uniques if _KEY.fullmatch(u) or _LONG.fullmatch(u)), None)
-        if key is not None and all(looks_integer(u) for u in uniques):
-            why = "have a leading zero" if _KEY.fullmatch(key) else "have more than 15 digits"
-            warnings.append(note("READ_KEY_TEXT", column=str(col), example=key, why=why))
-            continue
-        if set(uniques) <= _TRUE | _FALSE:
-            if isinstance(s.dtype, pd.StringDtype) and not s.isna().any():
-                out[col] = s.isin(_TRUE).to_numpy(dtype=bool)
-                continue
-            out[col] = s.map(lambda v: v in _TRUE, na_action="ignore")
-            if not s.isna().any():
-                out[col] = out[col].astype(bool)
-            continue
-        if decimal == "auto":
+        type_one(state, col, frame[col], decimal)
+    state.settle(lambda col: frame[col])
+    out = state.out
+    if isinstance(out, dict) and out:
+        frame = pd.DataFrame({c: out[c] if c in out else s for c, s in frame.items()}, index=frame.index, copy=False)
+    return frame, tuple(state.conversions), tuple(state.warnings)
+
+
+@dataclass
+class Typing:
+    """What :func:`type_columns` has decided so far: replaced columns, conversions, warnings, open conventions.
+
+    Attributes
+    ----------
+    out : pandas.DataFrame or dict
+        Where a typed column is stored (``out[col] = values``).
+    conversions, warnings : list of (str, str)
+    pending : dict of str to list of str
+        Columns whose commas are ambiguous (``1,234``), with their distinct values.
+    decided : set of str
+        The comma conventions other columns settled.
+    """
+
+    out: Any
+    conversions: list = field(default_factory=list)
+    warnings: list = field(default_factory=list)
+    pending: dict = field(default_factory=dict)
+    decided: set = field(default_factory=set)
+
+    def settle(self, column: Callable[[str], pd.Series]) -> None:
+        """The ambiguous columns, once every column was seen: converted if one convention was settled, else a warning."""
+        for col, uniques in self.pending.items():
+            if len(self.decided) == 1:
+                _convert(self.out, self.conversions, col, column(col), next(iter(self.decided)))
+            else:
+                self.warnings.append(note("READ_AMBIGUOUS_NUMBER", column=str(col),
+                                          example=next(u for u in uniques if "," in u)))
+
+
+def type_one(state: Typing, col: str, s: pd.Series, decimal: DecimalChoice) -> None:
+    """Type one column of :func:`type_columns` (``s``: its cells, text or missing) into ``state``."""
+    out, warnings = state.out, state.warnings
+    if not _all_text(s):
+        return
+    if decimal != ",":
+        fast = _arrow_decision(s)
+        if fast is not None:
+            kind, value = fast
+            if isinstance(value, np.ndarray):
+                out[col] = value
+            elif isinstance(value, tuple):
+                warnings.append(value)
+            return
+        num = _whole_numbers(s)
+        if num is not None:
+            out[col] = num
+            return
+    codes, cats = pd.factorize(s)
+    uniques = [str(u) for u in cats]
+    key = next((u for u in uniques if _KEY.fullmatch(u) or _LONG.fullmatch(u)), None)
+    if key is not None and all(looks_integer(u) for u in uniques):
+        why = "have a leading zero" if _KEY.fullmatch(key) else "have more than 15 digits"
+        warnings.append(note("READ_KEY_TEXT", column=str(col), example=key, why=why))
+        return
+    if set(uniques) <= _TRUE | _FALSE:
+        if isinstance(s.dtype, pd.StringDtype) and not s.isna().any():
+            out[col] = s.isin(_TRUE).to_numpy(dtype=bool)
+            return
+        out[col] = s.map(lambda v: v in _TRUE, na_action="ignore")
+        if not s.isna().any():
+            out[col] = out[col].astype(bool)
+        return
+    if decimal == "auto":
+        num = _plain_numeric(s, uniques, codes)
+        if num is not None:
+            out[col] = _finish_numbers(num)
+            return
+        conv = _convention(uniques)
+    elif decimal == ",":
+        conv = "," if all(_DEC_COMMA.fullmatch(u) for u in uniques) else None
+    else:  # "." explicitly: commas are thousands separators
+        if not any("," in u for u in uniques):
             num = _plain_numeric(s, uniques, codes)
             if num is not None:
                 out[col] = _finish_numbers(num)
-                continue
-            conv = _convention(uniques)
-        elif decimal == ",":
-            conv = "," if all(_DEC_COMMA.fullmatch(u) for u in uniques) else None
-        else:  # "." explicitly: commas are thousands separators
-            if not any("," in u for u in uniques):
-                num = _plain_numeric(s, uniques, codes)
-                if num is not None:
-                    out[col] = _finish_numbers(num)
-                continue
-            conv = "thousands" if all(_THOUSANDS.fullmatch(u) for u in uniques) else None
-        if conv is None:
-            continue
-        if conv == "ambiguous":
-            pending[col] = uniques
-            continue
-        decided.add(conv)
-        _convert(out, conversions, col, s, conv)
-    for col, uniques in pending.items():
-        if len(decided) == 1:
-            _convert(out, conversions, col, frame[col], next(iter(decided)))
-        else:
-            warnings.append(note("READ_AMBIGUOUS_NUMBER", column=str(col),
-                                 example=next(u for u in uniques if "," in u)))
-    if isinstance(out, dict) and out:
-        frame = pd.DataFrame({c: out[c] if c in out else s for c, s in frame.items()}, index=frame.index, copy=False)
-    return frame, tuple(conversions), tuple(warnings)
+            return
+        conv = "thousands" if all(_THOUSANDS.fullmatch(u) for u in uniques) else None
+    if conv is None:
+        return
+    if conv == "ambiguous":
+        state.pending[col] = uniques
+        return
+    state.decided.add(conv)
+    _convert(out, state.conversions, col, s, conv)
 
 
 def looks_integer(text: str) -> bool:
+    """Signs then digits only (``-012``, ``7``): an integer, or a key when it looks like one."""
     return text.lstrip("+-").isdigit()
+
+
+def looks_key(text: str) -> bool:
+    """A leading zero (``00017``) or more than 15 digits: a key, if the column holds integers only."""
+    return bool(_KEY.fullmatch(text) or _LONG.fullmatch(text))
+
+
+def comma_convention(uniques: list[str]) -> str | None:
+    """The comma convention of a column's distinct texts (see :func:`_convention`)."""
+    return _convention(uniques)
 
 
 def _convert(out: pd.DataFrame | dict, conversions: list, col: str, s: pd.Series, conv: str) -> None:
