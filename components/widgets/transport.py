@@ -22,10 +22,11 @@ from audit_core.findings.glossary import explain
 from audit_core.errors import fail
 from audit_core.models.training import Workspace
 from audit_core.models.zoo import ZOO
-from audit_core.transport import DEFAULT_TOLERANCES, MAPPINGS, TransportConfig, model_options, run_transport
+from audit_core.forecast.transport_stage import run_transport_with_forecast
+from audit_core.transport import DEFAULT_TOLERANCES, MAPPINGS, TransportConfig, model_options
 from audit_core.transport.headline import HEADLINE_RULE, HeadlineSlice, pipeline_words, recorded_headline
 from audit_core.transport.multiclass.classes import is_multiclass_definition
-from audit_core.transport.multiclass.run import MC_TOLERANCES, MulticlassTransportAudit, run_multiclass_transport
+from audit_core.transport.multiclass.run import MC_TOLERANCES, MulticlassTransportAudit
 from audit_core.transport.results import TransportResult
 from components.counts import count_input
 from components import jobs
@@ -332,13 +333,10 @@ def _start(table, ds_config, decl: dict, options: dict, tolerances: dict, fixed=
 
     def work(job: jobs.Job):
         job.progress(0.0, "Declaring…")
-        result: TransportResult
-        if multiclass:
-            result = run_multiclass_transport(ds.frame, config=cfg, tolerances=mc_tol, progress=job.progress,
-                                              should_stop=job.stop_requested)
-        else:
-            result = run_transport(ds.frame, config=cfg, model=fixed, progress=job.progress,
-                                   should_stop=job.stop_requested)
+        # either label mode: a labelled run also stores its realised values (the forecast check reads them)
+        result: TransportResult = run_transport_with_forecast(
+            ds.frame, config=cfg, model=fixed, tolerances=mc_tol if multiclass else None, progress=job.progress,
+            should_stop=job.stop_requested)
         job.progress(1.0, "Saving to the registry…")
         return result, result.save_to_registry(reg, dataset_name=ds_config.name, dataset_fingerprint=ds.fingerprint)
 
