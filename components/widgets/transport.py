@@ -17,7 +17,7 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from audit_core.data.dataset import build_dataset
+from audit_core.data.dataset import build_dataset, build_source_dataset
 from audit_core.findings.glossary import explain
 from audit_core.errors import fail
 from audit_core.models.training import Workspace
@@ -46,7 +46,7 @@ SEEDED_KEY = workspace_key("transport_seeded_for")  # declaration digest the tr_
 JOB = "transport"  # components.jobs name
 #: The result shown on the page, tied to the table and declaration it came from (the models are refitted).
 RESULT_SLOT = ResultSlot(RESULT_KEY, "transport result")
-_DECLARATION_WIDGETS = ("tr_domain", "tr_source", "tr_target", "tr_targets", "tr_subgroups")
+_DECLARATION_WIDGETS = ("tr_domain", "tr_source", "tr_target", "tr_targets", "tr_subgroups", "tr_target_labels")
 _VERDICT_COLOURS = {"transport-stable": "#d4edda", "transport-sensitive": "#f8d7da", "indeterminate": "#fff3cd"}
 RUN_KEY = "transport_run_id"
 #: Colour of each change direction: only a harmful change is shown in alarm colour.
@@ -224,10 +224,12 @@ def model_section(ws: Workspace | None) -> tuple[dict, Any]:
     return {"models": tuple(chosen), "model_params": {k: v for k, v in params.items() if k in chosen}}, None
 
 
-def setup_form(ws: Workspace | None = None, *, scores: tuple[str, ...] | None = None) -> tuple[dict, Any]:
+def setup_form(ws: Workspace | None = None, *, scores: tuple[str, ...] | None = None,
+               forecast: bool = False) -> tuple[dict, Any]:
     """Stages 2–7: split, model, evaluation grids, stresses. Returns the options and the fixed model (or None).
 
     ``scores`` (from :func:`scores_choice`): the probability columns of a run on scores, which replace the model.
+    ``forecast``: the target's labels are not available; the options that need them are not offered.
     """
     st.subheader("2–3 · Split and fit")
     for k, v in (("tr_refits", 3), ("tr_seed", 0),
@@ -260,6 +262,11 @@ def setup_form(ws: Workspace | None = None, *, scores: tuple[str, ...] | None = 
     options = dict(n_refits=int(ss["tr_refits"]), seed=int(ss["tr_seed"]), **model_opts,
                    mappings=tuple(ss["tr_mappings"]), n_bootstrap=int(ss["tr_bootstrap"]),
                    alphas=tuple(sorted(ss["tr_alphas"])), selection_rates=tuple(sorted(ss["tr_rates"])))
+    if forecast:  # they compare labelled outcomes: nothing to offer before the labels arrive
+        from components.widgets.forecast import NEEDS_LABELS
+
+        st.caption(NEEDS_LABELS)
+        return {**options, "stresses": ()}, fixed
     if scores is not None:  # the stresses score changed records: no settings to offer
         st.caption("The target-definition and evidence-degradation stresses need a model that can score changed "
                    "records, so they are not run on your scores. Subgroup heterogeneity and the feature shift run.")
@@ -309,15 +316,17 @@ def _start(table, ds_config, decl: dict, options: dict, tolerances: dict, fixed=
 
     frame = table.frame
     domain = decl["domain"]
+    labels = decl.get("target_labels", "available")  # absent or hidden: the forecast, the target's labels unread
     targets = tuple(next(t for t in ds_config.targets if t["name"] == n) for n in decl["targets"])
     multiclass = is_multiclass_definition(targets[0])  # no positive class: the multi-class protocol, its target only
-    if multiclass:
-        targets = targets[:1]
-        options = {**options, "stresses": ()}  # not run for multi-class (the manifest's not_run says so)
+    if multiclass or labels != "available":
+        targets = targets[:1] if multiclass else targets
+        options = {**options, "stresses": ()}  # not run for multi-class or a forecast (the manifest's not_run says so)
     cfg_ds = replace(ds_config, targets=targets, primary_target=decl["targets"][0], domain_column=domain,
                      source_domain=_value(frame, domain, st.session_state["tr_source"]),
                      target_domain=_value(frame, domain, st.session_state["tr_target"]))
-    ds = build_dataset(frame, cfg_ds)
+    # a forecast checks the declaration on the source rows: the target's labels may be missing on every row
+    ds, target = (build_dataset(frame, cfg_ds), None) if labels == "available" else build_source_dataset(frame, cfg_ds)
     subgroups = tuple(st.session_state.get("tr_subgroups", []))
     mc_tol = {k: v for k, v in tolerances.items() if k in MC_TOLERANCES}  # the multi-class metrics' δ
     tolerances = {k: v for k, v in tolerances.items() if k not in MC_TOLERANCES}
@@ -326,7 +335,8 @@ def _start(table, ds_config, decl: dict, options: dict, tolerances: dict, fixed=
         options = {**options, "numeric": tuple(c for c in ds.numeric if c not in scored),
                    "categorical": tuple(c for c in ds.categorical if c not in scored)}
     cfg = TransportConfig.from_dataset(ds, tolerances=tolerances, strata_columns=subgroups,
-                                       subgroup_columns=subgroups, headline=locked_headline(), **options)
+                                       subgroup_columns=subgroups, headline=locked_headline(), target_labels=labels,
+                                       **options)
     if multiclass:  # its refusals (an imported model as it is, Venn-Abers) show at once, not from the job
         MulticlassTransportAudit(cfg, tolerances=mc_tol)
     reg = registry()
@@ -335,7 +345,7 @@ def _start(table, ds_config, decl: dict, options: dict, tolerances: dict, fixed=
         job.progress(0.0, "Declaring…")
         # either label mode: a labelled run also stores its realised values (the forecast check reads them)
         result: TransportResult = run_transport_with_forecast(
-            ds.frame, config=cfg, model=fixed, tolerances=mc_tol if multiclass else None, progress=job.progress,
+            ds.frame, target, config=cfg, model=fixed, tolerances=mc_tol if multiclass else None, progress=job.progress,
             should_stop=job.stop_requested)
         job.progress(1.0, "Saving to the registry…")
         return result, result.save_to_registry(reg, dataset_name=ds_config.name, dataset_fingerprint=ds.fingerprint)
