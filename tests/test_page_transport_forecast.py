@@ -84,7 +84,7 @@ def test_forecast_chosen_runs_and_shows_the_forecast(registry_path):
     radio.set_value("forecast").run()
     assert any("present but hidden from the run" in c.value for c in at.caption)
     assert any("need the target's labels" in c.value for c in at.caption)  # stresses and heterogeneity not offered
-    assert not any(m.key == "tr_stresses" for m in at.multiselect)
+    assert at.multiselect(key="tr_stresses").disabled  # kept in the declaration, not run
     _small_run(at)
     texts = _texts(at)
     assert any("(covariate shift;" in t for t in texts), texts
@@ -121,13 +121,25 @@ def test_blank_target_labels_select_the_forecast_by_itself(registry_path):
     assert rec.manifest["target_labels"] == "absent" and "forecast" in rec.tables
 
 
-def test_labelled_page_run_saves_realised(registry_path):
+def test_labelled_page_run_saves_realised_and_matches_the_forecast_of_the_same_settings(registry_path):
     at = _page()
     assert at.radio(key="tr_target_labels").value == "available"
     at.multiselect(key="tr_stresses").set_value([])
-    _small_run(at)
-    rec = _saved(registry_path)
-    assert "realised" in rec.tables and len(rec.tables["realised"]) > 0
-    assert "forecast" not in rec.tables
-    assert {"results", "verdicts"} <= set(rec.tables)
+    at.radio(key="tr_target_labels").set_value("forecast").run()
+    _small_run(at)  # the forecast first, then the labelled run of the same settings
+    at.radio(key="tr_target_labels").set_value("available").run()
+    at.button(key="act_tr_run").click().run()
+    assert not at.exception, at.exception
+    assert not at.error, [e.value for e in at.error]
     assert "What this run found" in " ".join(m.value for m in at.markdown)  # the labelled view, unchanged
+    assert "ID vs OOD" in [t.label for t in at.tabs]
+    reg = RunRegistry(registry_path)
+    runs = reg.list_runs()
+    assert len(runs) == 2
+    labelled, forecast = (reg.load(r) for r in runs["run_id"])  # newest first
+    assert labelled.manifest["target_labels"] == "available" and forecast.manifest["target_labels"] == "hidden"
+    assert "realised" in labelled.tables and len(labelled.tables["realised"]) > 0
+    assert "forecast" not in labelled.tables and {"results", "verdicts"} <= set(labelled.tables)
+    # only the label mode differs: the check can pair them
+    for key in ("declaration_key", "target_fingerprint"):
+        assert labelled.manifest[key] == forecast.manifest[key]

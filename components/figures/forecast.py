@@ -230,7 +230,8 @@ def weights_figure(weights: pd.DataFrame) -> go.Figure:
     fig.add_trace(go.Scatter(x=refit, y=floors, mode="lines+markers", line=dict(dash="dash", color="#323f4b"),
                              name="ESS floor max(30, 5% of source)"), row=1, col=2)
     fig.update_yaxes(range=[0.5, 1.0], row=1, col=1)
-    fig.update_layout(**_LAYOUT, height=360, legend=LEGEND_BELOW,
+    fig.update_layout(**{**_LAYOUT, "margin": dict(l=10, r=10, t=105, b=10)}, height=390,  # room for the subplot titles
+                      legend=LEGEND_BELOW,
                       title=dict(text=f"Importance weights: overlap check{BR}{SUP}per refit (the weights come from "
                                       f"the features, the same for every model){END_SUP}", x=0.01))
     return fig

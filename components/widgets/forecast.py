@@ -44,7 +44,8 @@ AVAILABLE, FORECAST = "available", "forecast"
 LABEL_MODES = {AVAILABLE: "available now", FORECAST: "not available yet — forecast from the source"}
 #: The caption in place of the options a forecast cannot run.
 NEEDS_LABELS = ("The stresses, subgroup heterogeneity and the feature-shift analysis need the target's labels: a "
-                "forecast does not run them (the subgroup columns still stratify the source split).")
+                "forecast does not run them. Their settings stay in the declaration (the subgroup columns still "
+                "stratify the source split), so the labelled run of the same settings can check the forecast.")
 
 
 def missing_label_columns(frame: pd.DataFrame, target: dict, domain: str, value: str) -> list[str]:
@@ -165,9 +166,9 @@ def results_view(result, *, model: str, mapping: str, selection_rate: float, sta
     shown = rows[rows["quantity"].astype(str).isin(headline_quantities(float(selection_rate), alpha)[0])]
     tabs = st.tabs(["Forecast", "Computed without labels", "Overlap and weights", "All methods", "Downloads"])
     with tabs[0]:
-        st.caption(f"The default method of each assumption at the {float(selection_rate):.0%} rule and α = "
-                   f"{alpha:g}; mean over refits ({md_escape(slice_words(model, mapping, n))}). An unknown forecast "
-                   "shows its reason, not a number.")
+        st.caption(f"The quantities of the figure (the {float(selection_rate):.0%} rule, α = {alpha:g}), by the "
+                   f"default method of each assumption; mean over refits ({md_escape(slice_words(model, mapping, n))}). "
+                   "Unchanged from source: the source ID test. An unknown forecast shows its reason, not a number.")
         show_table(default_methods_frame(shown if not shown.empty else rows), key="view_tr_fc_default",
                    hide_index=True)
     with tabs[1]:
@@ -181,7 +182,9 @@ def results_view(result, *, model: str, mapping: str, selection_rate: float, sta
         st.plotly_chart(weights_figure(weights), key="view_tr_fc_weights_fig")
         if isinstance(weights, pd.DataFrame):
             show_table(weights, key="view_tr_fc_weights", hide_index=True)
-        st.caption("Class shares per refit: on the source, and on the target as estimated by EM and BBSE.")
+        st.caption("Class shares per refit: `source` on the source selection partition (where the rules are fitted; "
+                   "the label-shift sentence reads it), `em` and `bbse` on the target as estimated without labels. "
+                   "The Forecast tab's *unchanged from source* is the source ID test.")
         show_table(forecast_slice(tables, "forecast_prevalence", model, mapping), key="view_tr_fc_prevalence",
                    hide_index=True)
     with tabs[3]:

@@ -262,20 +262,23 @@ def setup_form(ws: Workspace | None = None, *, scores: tuple[str, ...] | None = 
     options = dict(n_refits=int(ss["tr_refits"]), seed=int(ss["tr_seed"]), **model_opts,
                    mappings=tuple(ss["tr_mappings"]), n_bootstrap=int(ss["tr_bootstrap"]),
                    alphas=tuple(sorted(ss["tr_alphas"])), selection_rates=tuple(sorted(ss["tr_rates"])))
-    if forecast:  # they compare labelled outcomes: nothing to offer before the labels arrive
-        from components.widgets.forecast import NEEDS_LABELS
-
-        st.caption(NEEDS_LABELS)
-        return {**options, "stresses": ()}, fixed
     if scores is not None:  # the stresses score changed records: no settings to offer
         st.caption("The target-definition and evidence-degradation stresses need a model that can score changed "
                    "records, so they are not run on your scores. Subgroup heterogeneity and the feature shift run.")
         return {**options, "stresses": ()}, fixed
+    if forecast:  # they compare labelled outcomes; kept in the declaration, so a labelled run of it matches
+        from components.widgets.forecast import NEEDS_LABELS
+
+        st.caption(NEEDS_LABELS)
     e1, e2, e3, e4 = st.columns(4)
-    e1.multiselect("Stresses", ["target_definition", "degradation"], key="tr_stresses", persist_state=PERSIST)
-    count_input(e2, "Feature budget m", count="depth", key="tr_m", persist_state=PERSIST, min_value=1, step=1)
-    count_input(e3, "Random sets J per refit", count="random_sets", key="tr_sets", persist_state=PERSIST, min_value=2, step=1)
-    count_input(e4, "Row cap per test set (stress)", count="rows", key="tr_cap", persist_state=PERSIST, min_value=200, step=500)
+    e1.multiselect("Stresses", ["target_definition", "degradation"], key="tr_stresses", persist_state=PERSIST,
+                   disabled=forecast)
+    count_input(e2, "Feature budget m", count="depth", key="tr_m", persist_state=PERSIST, min_value=1, step=1,
+                disabled=forecast)
+    count_input(e3, "Random sets J per refit", count="random_sets", key="tr_sets", persist_state=PERSIST, min_value=2,
+                step=1, disabled=forecast)
+    count_input(e4, "Row cap per test set (stress)", count="rows", key="tr_cap", persist_state=PERSIST, min_value=200,
+                step=500, disabled=forecast)
     return {**options, "stresses": tuple(ss["tr_stresses"]), "degradation_m": int(ss["tr_m"]),
             "n_random_sets": int(ss["tr_sets"]), "stress_max_rows": int(ss["tr_cap"])}, fixed
 
@@ -319,9 +322,9 @@ def _start(table, ds_config, decl: dict, options: dict, tolerances: dict, fixed=
     labels = decl.get("target_labels", "available")  # absent or hidden: the forecast, the target's labels unread
     targets = tuple(next(t for t in ds_config.targets if t["name"] == n) for n in decl["targets"])
     multiclass = is_multiclass_definition(targets[0])  # no positive class: the multi-class protocol, its target only
-    if multiclass or labels != "available":
-        targets = targets[:1] if multiclass else targets
-        options = {**options, "stresses": ()}  # not run for multi-class or a forecast (the manifest's not_run says so)
+    if multiclass:  # a forecast keeps its stress settings (not run; the manifest's not_run says so) so that the
+        targets = targets[:1]  # labelled run of the same declaration has the same declaration key
+        options = {**options, "stresses": ()}  # not run for multi-class (the manifest's not_run says so)
     cfg_ds = replace(ds_config, targets=targets, primary_target=decl["targets"][0], domain_column=domain,
                      source_domain=_value(frame, domain, st.session_state["tr_source"]),
                      target_domain=_value(frame, domain, st.session_state["tr_target"]))
