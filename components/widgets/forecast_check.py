@@ -27,6 +27,7 @@ from audit_core.transport.headline import pipeline_words
 from components.feedback import code, md_escape
 from components.figures.forecast import forecast_check_figure
 from components.glossary import table as show_table
+from components.report.forecast import forecast_slice_of
 from components.state import PERSIST, registry
 from components.widgets.findings import findings_panel
 
@@ -40,18 +41,20 @@ _DEFAULT_ROWS, _ALL_ROWS = "default", "all"
 @st.cache_data(show_spinner=False, max_entries=256)
 def _keys(run_id: str, updated_at: str, path: str) -> dict[str, str | None]:
     """A Transport run's label mode, declaration key and target fingerprint (from its manifest)."""
-    m = registry().load(run_id).manifest
+    record = registry().load(run_id)
+    m = record.manifest
+    picked = forecast_slice_of(record)  # the headline slice when the forecast has it
     return {"target_labels": str(m.get("target_labels", "available")), "declaration_key": m.get("declaration_key"),
-            "target_fingerprint": m.get("target_fingerprint")}
+            "target_fingerprint": m.get("target_fingerprint"), "slice": "\t".join(picked) if picked else None}
 
 
 def label_modes(runs: pd.DataFrame) -> pd.DataFrame:
     """The finished Transport runs of ``runs`` with their ``target_labels``, ``declaration_key`` and
-    ``target_fingerprint`` columns (newest first, as listed)."""
+    ``target_fingerprint`` columns, and ``slice`` (a forecast run's headline ``model\tmapping``; newest first)."""
     t = runs[(runs["audit_kind"] == "transport") & (runs["status"] == "done")]
     path = str(registry().path)
     keys = [_keys(str(r), str(u), path) for r, u in zip(t["run_id"], t["updated_at"], strict=True)]
-    cols = ["target_labels", "declaration_key", "target_fingerprint"]
+    cols = ["target_labels", "declaration_key", "target_fingerprint", "slice"]
     out = t.copy()
     for c in cols:
         out[c] = pd.Series([k[c] for k in keys], index=t.index, dtype=object)
@@ -131,14 +134,17 @@ def check_section(runs: pd.DataFrame) -> None:
     except AuditInputError as err:  # different declarations or target records, or not the runs it needs
         st.warning(md_escape(err.message), icon=":material/block:")
         return
-    _show_check(check.table, f_id, l_id)
+    headline = modes.set_index("run_id").loc[f_id, "slice"]
+    _show_check(check.table, f_id, l_id, tuple(str(headline).split("\t")) if isinstance(headline, str) else None)
 
 
-def _show_check(table: pd.DataFrame, f_id: str, l_id: str) -> None:
+def _show_check(table: pd.DataFrame, f_id: str, l_id: str, headline: tuple[str, ...] | None) -> None:
     if table.empty:
         st.info("The labelled run realised none of the forecast's quantities.", icon=":material/info:")
         return
     pairs = list(dict.fromkeys(zip(table["model"].astype(str), table["mapping"].astype(str), strict=True)))
+    if headline in pairs:  # the forecast run's headline slice first, as the report reads it
+        pairs.insert(0, pairs.pop(pairs.index(headline)))
     c1, c2 = st.columns([2, 3])
     pair = c1.selectbox("Slice (model, mapping)", pairs, key="ru_fc_slice", persist_state=PERSIST,
                         format_func=lambda p: pipeline_words(p[1], p[0]))
