@@ -26,7 +26,7 @@ import streamlit as st
 
 from audit_core.data.targets import target_from_dict, value_mask
 from audit_core.findings import forecast_findings
-from audit_core.findings.forecast import ASSUMPTION_WORDS, forecast_slice, headline_quantities, quantity_words, slice_words
+from audit_core.findings.forecast import forecast_slice, headline_quantities, quantity_words, slice_words
 from audit_core.forecast.transport_stage import FORECAST_TABLES
 from audit_core.safe_text import csv_text
 from components.feedback import code, md_escape
@@ -36,16 +36,13 @@ from components.report.forecast import all_methods_frame, default_methods_frame
 from components.state import PERSIST
 from components.widgets.findings import findings_panel
 
-__all__ = ["AVAILABLE", "FORECAST", "LABEL_MODES", "NEEDS_LABELS", "label_mode_section", "missing_label_columns",
-           "is_forecast", "results_view", "operating_alpha"]
+__all__ = ["AVAILABLE", "FORECAST", "LABEL_MODES", "label_mode_section", "missing_label_columns",
+           "needs_labels_caption", "is_forecast", "results_view", "operating_alpha"]
 
 AVAILABLE, FORECAST = "available", "forecast"
 #: The label-mode radio's options in words.
 LABEL_MODES = {AVAILABLE: "available now", FORECAST: "not available yet — forecast from the source"}
-#: The caption in place of the options a forecast cannot run.
-NEEDS_LABELS = ("The stresses, subgroup heterogeneity and the feature-shift analysis need the target's labels: a "
-                "forecast does not run them. Their settings stay in the declaration (the subgroup columns still "
-                "stratify the source split), so the labelled run of the same settings can check the forecast.")
+
 
 
 def missing_label_columns(frame: pd.DataFrame, target: dict, domain: str, value: str) -> list[str]:
@@ -84,17 +81,23 @@ def label_mode_section(frame: pd.DataFrame, ds_config, decl: dict) -> dict:
                     help="Not available yet: Transport fits and calibrates on the source as usual, then forecasts "
                          "the target's error rates, calibration and conformal coverage from its unlabelled records, "
                          "under two named assumptions (covariate shift, label shift).")
-    source = md_escape(st.session_state.get("tr_source", ""))
     if missing:
-        cols = ", ".join(code(c) for c in missing)
-        st.info(f"The {md_escape(target_value)} rows have no {cols} values yet: Transport forecasts their "
-                f"reliability from the {source} rows, under two named assumptions, and the forecast can be checked "
-                "once the labels arrive.", icon=":material/schedule:")
+        st.info(f"The {md_escape(target_value)} rows have no " + ", ".join(map(code, missing))
+                + f" values yet: Transport forecasts their reliability from the "
+                  f"{md_escape(st.session_state.get('tr_source', ''))} rows, under two named assumptions, and the "
+                  "forecast can be checked once the labels arrive.", icon=":material/schedule:")
     elif mode == FORECAST:
         st.caption("The labels are present but hidden from the run, so you can check the forecast against them "
                    "later (Runs & reports: Check a forecast, with a run of the same declaration with labels available).")
     labels = AVAILABLE if mode != FORECAST else ("absent" if missing else "hidden")
     return {**decl, "target_labels": labels}
+
+
+def needs_labels_caption() -> None:
+    """The caption above the options a forecast does not run (shown disabled, kept in the declaration)."""
+    st.caption("The stresses, subgroup heterogeneity and the feature-shift analysis need the target's labels: a "
+               "forecast does not run them. Their settings stay in the declaration (the subgroup columns still "
+               "stratify the source split), so the labelled run of the same settings can check the forecast.")
 
 
 def is_forecast(result) -> bool:
@@ -153,11 +156,10 @@ def results_view(result, *, model: str, mapping: str, selection_rate: float, sta
     alpha = operating_alpha(cfg.get("alphas") or ())
     rows = forecast_slice(tables, "forecast", model, mapping)
     n = int(pd.to_numeric(rows["refit"], errors="coerce").nunique()) if "refit" in rows else 0
-    cov, lab = ASSUMPTION_WORDS["covariate"], ASSUMPTION_WORDS["label"]
     st.caption(f"Forecast for the {md_escape(cfg.get('target_value'))} rows, whose labels the run never read: "
-               f"{md_escape(slice_words(model, mapping, n))}. Two assumptions: **{cov[1]}** (the same features mean "
-               f"the same outcome, only the mix of cases changed) and **{lab[1]}** (each outcome looks the same, only "
-               "the share of each outcome changed); a forecast whose assumption's check fails is *unknown*, with its "
+               f"{md_escape(slice_words(model, mapping, n))}. Two assumptions: **covariate shift** (the same features "
+               "mean the same outcome, only the mix of cases changed) and **label shift** (each outcome looks the "
+               "same, only the share of each outcome changed); a forecast whose assumption's check fails is *unknown*, with its "
                "reason.")
     findings_panel(forecast_findings(tables, model=model, mapping=mapping, selection_rate=float(selection_rate),
                                      alpha=alpha), key="view_tr_fc_findings")

@@ -267,9 +267,9 @@ def setup_form(ws: Workspace | None = None, *, scores: tuple[str, ...] | None = 
                    "records, so they are not run on your scores. Subgroup heterogeneity and the feature shift run.")
         return {**options, "stresses": ()}, fixed
     if forecast:  # they compare labelled outcomes; kept in the declaration, so a labelled run of it matches
-        from components.widgets.forecast import NEEDS_LABELS
+        from components.widgets.forecast import needs_labels_caption
 
-        st.caption(NEEDS_LABELS)
+        needs_labels_caption()
     e1, e2, e3, e4 = st.columns(4)
     e1.multiselect("Stresses", ["target_definition", "degradation"], key="tr_stresses", persist_state=PERSIST,
                    disabled=forecast)
