@@ -143,3 +143,25 @@ def test_labelled_page_run_saves_realised_and_matches_the_forecast_of_the_same_s
     # only the label mode differs: the check can pair them
     for key in ("declaration_key", "target_fingerprint"):
         assert labelled.manifest[key] == forecast.manifest[key]
+
+
+def test_multiclass_target_without_outcomes_forecasts(registry_path):
+    from tests.test_multiclass_run import _frame
+    from tests.transport_page import transport_page
+
+    frame = _frame(n=1200)
+    frame.loc[frame["dom"] == "t", "y"] = np.nan  # the target rows have no class yet
+    at = transport_page(frame, name="mc_unlabelled.csv")
+    assert not at.exception, at.exception
+    assert at.radio(key="tr_target_labels").value == "forecast"
+    assert any("have no" in i.value and "`y`" in i.value for i in at.info)
+    at.button(key="act_tr_lock").click().run()
+    at.number_input(key="tr_refits").set_value(1)
+    at.number_input(key="tr_bootstrap").set_value(20)
+    at.button(key="act_tr_run").click().run()
+    assert not at.exception, at.exception
+    assert not at.error, [e.value for e in at.error]
+    assert any("concept shift" in t for t in _texts(at))
+    rec = _saved(registry_path)
+    assert rec.manifest["target_labels"] == "absent" and rec.manifest.get("multiclass")
+    assert len(rec.tables["forecast_prevalence"]["class"].unique()) > 2  # one share per class
