@@ -15,6 +15,7 @@ st.caption(
 after_heading()  # the library, the sample and the workspace bar come after the heading is on screen
 
 from components.feedback import guarded
+from components.widgets import forecast_check as fc
 from components.widgets import runs as rw
 
 runs = None
@@ -26,10 +27,14 @@ if runs is None or runs.empty:
         rw.import_section()
     st.stop()
 
-tab_open, tab_compare, tab_import = st.tabs(["Open a run", "Compare two runs", "Import a bundle"])
+tab_open, tab_compare, tab_check, tab_import = st.tabs(["Open a run", "Compare two runs", "Check a forecast",
+                                                       "Import a bundle"])
 with tab_open:
     rw.run_view_section(runs)
 with tab_compare:
     rw.compare_section(runs)
+with tab_check:  # a forecast made before the labels arrived, against the labelled run
+    with guarded("checking the forecast"):
+        fc.check_section(runs)
 with tab_import:
     rw.import_section()

@@ -18,6 +18,7 @@ from components.feedback import md_escape, stale_notice
 from components.figures import transport as tf
 from components.glossary import symbols_expander, table as show_table
 from components.state import PERSIST, Keys, current_provenance, get
+from components.widgets import forecast as fw
 from components.widgets import transport as tw
 from components.widgets import transport_mc as tmc
 from components.widgets.findings import transport_panel
@@ -33,11 +34,13 @@ if table is None or columns is None or not get(Keys.TARGETS):
 ds_config, _ = current_config(table, columns)
 tw.sync_with_declaration()
 decl = tw.declaration_section(table.frame, ds_config, get(Keys.SAMPLE))
+decl = fw.label_mode_section(table.frame, ds_config, decl)  # labels available now, or a forecast before they arrive
+forecast = decl["target_labels"] != "available"
 multiclass = tmc.is_multiclass_choice(ds_config, decl)  # a class target without a positive class
 tolerances = tw.tolerance_section(multiclass=multiclass)
 ws = get(Keys.WORKSPACE)
 scores = tw.scores_choice(table.frame)  # "I have predictions, not a model": the probability columns
-options, fixed = tw.setup_form(ws, scores=scores)
+options, fixed = tw.setup_form(ws, scores=scores, forecast=forecast)
 if multiclass:  # the same flow; the notes say what the multi-class run does
     tmc.setup_note(options["mappings"])
 tw.run_section(table, ds_config, decl, options, tolerances, fixed,
@@ -61,6 +64,10 @@ st.info(tw.model_note(result), icon=":material/model_training:")
 model, mapping, s_rate = tw.view_selectors(result, headline)
 for weak in result.manifest.get("warnings") or ():  # short partitions, a stress that could not run
     st.warning(md_escape(weak["message"]), icon=":material/warning:")
+if fw.is_forecast(result):  # before the labels arrive: the forecast, its assumptions and checks
+    fw.results_view(result, model=model, mapping=mapping, selection_rate=s_rate, stale=bool(changed),
+                    downloads=tw.downloads)
+    st.stop()
 transport_panel(result, selection_rate=s_rate)
 if result.manifest.get("multiclass"):  # its own tabs: only those with content
     tmc.results_view(result, model=model, mapping=mapping, selection_rate=s_rate, stale=bool(changed), headline=headline)

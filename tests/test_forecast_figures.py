@@ -4,8 +4,8 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from components.figures.forecast import (EXACT_NAME, NAIVE_NAME, UNKNOWN_NAME, forecast_check_figure, forecast_figure,
-                                         weights_figure)
+from components.figures.forecast import (EXACT_NAME, NAIVE_NAME, REALISED_UNKNOWN_NAME, UNKNOWN_NAME,
+                                         forecast_check_figure, forecast_figure, weights_figure)
 
 from forecast_tables import DISAGREE, check_table, forecast_tables
 
@@ -52,7 +52,9 @@ def test_check_figure_inside_outside():
     fig = forecast_check_figure(check_table(), model="logistic_regression", mapping="platt")
     inside = _trace(fig, "realised: inside the interval")
     outside = _trace(fig, "realised: outside the interval")
-    assert len(inside.x) == 4 and list(outside.y) == ["ece · both:span"] and outside.x[0] == pytest.approx(0.09)
+    # the unknown forecast's realised value is neither inside nor outside: 3 inside, as "3 of 4 … inside" says
+    assert len(inside.x) == 3 and list(outside.y) == ["ece · both:span"] and outside.x[0] == pytest.approx(0.09)
+    assert list(_trace(fig, REALISED_UNKNOWN_NAME).y) == ["risk@s=0.8 · label:em"]
     assert _trace(fig, UNKNOWN_NAME).marker.symbol == "circle-open"
     assert list(_trace(fig, "forecast [interval]").y) == ["risk@s=0.8 · covariate:weighted", "ece · covariate:weighted",
                                                           "risk@s=0.8 · both:span", "ece · both:span"]

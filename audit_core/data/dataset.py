@@ -24,11 +24,14 @@ from .frames import from_polars
 from .roles import apply_role_overrides, infer_roles
 from .targets import TargetLabels, apply_targets, target_from_dict, value_mask
 
-__all__ = ["DatasetConfig", "AuditDataset", "build_dataset", "frame_fingerprint", "mean_one_weights"]
+__all__ = ["DatasetConfig", "AuditDataset", "build_dataset", "build_source_dataset", "frame_fingerprint",
+           "mean_one_weights"]
 
 register_messages(
     {
         "DATASET_NO_TARGET": "Declare at least one target definition.",
+        "DATASET_FORECAST_DOMAINS": ("A forecast before the target's labels arrive needs one table with a domain "
+                                     "column, and its source and target values named."),
         "DATASET_UNKNOWN_COLUMN": "The {what} column {column!r} is not in the table.",
         "DATASET_UNKNOWN_TARGET": "The primary target {name!r} is not among the declared definitions: {names}.",
         "DATASET_NO_FEATURES": (
@@ -305,3 +308,48 @@ def build_dataset(frame: pd.DataFrame, config: DatasetConfig) -> AuditDataset:
         fingerprint=fingerprint,
         n_input_rows=n_input,
     )
+
+
+def build_source_dataset(frame: pd.DataFrame, config: DatasetConfig) -> tuple[AuditDataset, pd.DataFrame]:
+    """The dataset of the source-domain rows and the target-domain rows apart, their labels never read.
+
+    For a forecast before the target's labels arrive: the target rows' label
+    columns may be missing on every row (or present and hidden). The
+    declaration is checked as by :func:`build_dataset` on the source rows
+    only (targets, roles, eligibility, key, weights), so training and the
+    label checks see labelled rows; the target rows get the same eligibility
+    filter and numeric conversions.
+
+    Parameters
+    ----------
+    frame : pandas.DataFrame or polars.DataFrame of shape (n_rows, n_columns)
+        One table with both domains.
+    config : DatasetConfig
+        With ``domain_column``, ``source_domain`` and ``target_domain``.
+
+    Returns
+    -------
+    dataset : AuditDataset
+        The source rows; its ``config`` is ``config`` (both domains named) and its ``fingerprint`` that of
+        the whole table.
+    target : pandas.DataFrame of shape (n_target, n_columns)
+        The eligible target-domain rows, index reset.
+    """
+    from dataclasses import replace
+
+    frame = from_polars(frame, where="build_source_dataset")
+    if config.domain_column is None or config.source_domain is None or config.target_domain is None:
+        raise fail("DATASET_FORECAST_DOMAINS")
+    _check_columns(frame, config)
+    target_rows = np.asarray(value_mask(frame[config.domain_column], config.target_domain), dtype=bool)
+    source_rows = np.asarray(value_mask(frame[config.domain_column], config.source_domain), dtype=bool)
+    if not target_rows.any():
+        build_dataset(frame, config)  # names the missing domain value as the labelled declaration does
+    ds = build_dataset(frame.loc[source_rows], replace(config, target_domain=None))
+    target = frame.loc[target_rows]
+    if config.eligibility:
+        target = target.loc[EligibilityFilter(expression=config.eligibility).mask(target)]
+    converted = {c: pd.to_numeric(target[c], errors="coerce") for c in ds.numeric
+                 if not pd.api.types.is_numeric_dtype(target[c].dtype)}
+    target = target.assign(**converted).reset_index(drop=True)
+    return replace(ds, config=config, fingerprint=frame_fingerprint(frame), n_input_rows=len(frame)), target

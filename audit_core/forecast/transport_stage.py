@@ -277,19 +277,21 @@ class LabelFreeMulticlassTransportAudit(MulticlassTransportAudit):
 
 
 def run_transport_with_forecast(source: pd.DataFrame, target: pd.DataFrame | None = None, *, config, progress=None,
-                             should_stop=None, model=None):
+                                should_stop=None, model=None, tolerances=None):
     """Run Transport in either label mode, binary or multi-class, on a model, a fixed model or scores.
 
     A label-free config (``target_labels`` absent or hidden) runs ``declare → split → fit → evaluate →
     forecast`` and its result's extras hold the five :data:`FORECAST_TABLES`; a labelled one runs the
     usual protocol and its extras gain ``realised`` (:func:`realised_table`), every other table as before.
+    ``tolerances`` are a multi-class run's δ for its own metrics (``MC_TOLERANCES``; as
+    :func:`~audit_core.transport.multiclass.run.run_multiclass_transport`); a binary run reads its config's.
 
     Returns
     -------
     TransportResult or MulticlassTransportResult
     """
     runner_cls = LabelFreeMulticlassTransportAudit if is_multiclass_target(config) else LabelFreeTransportAudit
-    kw = {} if runner_cls is LabelFreeMulticlassTransportAudit else {"model": model}
+    kw = {"tolerances": tolerances} if runner_cls is LabelFreeMulticlassTransportAudit else {"model": model}
     runner = runner_cls(config, progress=progress, should_stop=should_stop, **kw)
     result = runner.run(source, target)
     if config.label_free or not runner.state.labelled_target:

@@ -34,7 +34,7 @@ from .labels import BR, END_SUP, NO_EXTRA, SUP, figure_builder
 from .transport import not_run
 
 __all__ = ["forecast_figure", "forecast_check_figure", "weights_figure", "METHOD_COLOURS", "UNKNOWN_NAME",
-           "EXACT_NAME", "NAIVE_NAME"]
+           "EXACT_NAME", "NAIVE_NAME", "REALISED_UNKNOWN_NAME"]
 
 _LAYOUT = dict(template="plotly_white", margin=dict(l=10, r=10, t=70, b=10))
 LEGEND_BELOW = dict(orientation="h", yanchor="top", y=-0.15, xanchor="left", x=0)
@@ -45,6 +45,7 @@ UNKNOWN_COLOUR = "#9aa5b1"
 UNKNOWN_NAME = "unknown: assumption check failed"
 EXACT_NAME = "computed, no labels needed"
 NAIVE_NAME = "unchanged from source (ID test)"
+REALISED_UNKNOWN_NAME = "realised: forecast unknown, not counted"
 
 
 def _title(text: str, model: str, mapping: str, n_refits: int) -> dict:
@@ -160,7 +161,8 @@ def forecast_check_figure(check: pd.DataFrame, *, model: str, mapping: str) -> g
     """Forecast against realised, one row per (quantity, method) of a ``ForecastCheck.table``.
 
     Traces: ``forecast [interval]`` (points with error bars; unknown ones hollow grey), ``realised: inside`` (green)
-    and ``realised: outside`` (red).
+    and ``realised: outside`` (red) for trusted forecasts, and :data:`REALISED_UNKNOWN_NAME` (grey) for the realised
+    values of unknown ones, which the check does not count.
     """
     fig = go.Figure()
     rows = forecast_slice({"c": check}, "c", model, mapping)
@@ -184,8 +186,11 @@ def forecast_check_figure(check: pd.DataFrame, *, model: str, mapping: str) -> g
                            for y, v, lo, hi in zip(part["_y"], part["value"], part["low"], part["high"],
                                                    strict=True)]))
     inside = rows["inside"].astype(bool)
-    for mask, name, colour in ((inside, "realised: inside the interval", "#2ca02c"),
-                               (~inside, "realised: outside the interval", "#d62728")):
+    # an unknown forecast made no trusted claim: its realised value is neither inside nor outside (as the sentence
+    # and the check's counts say)
+    for mask, name, colour in ((known & inside, "realised: inside the interval", "#2ca02c"),
+                               (known & ~inside, "realised: outside the interval", "#d62728"),
+                               (~known, REALISED_UNKNOWN_NAME, UNKNOWN_COLOUR)):
         part = rows[mask]
         if part.empty:
             continue
@@ -230,7 +235,8 @@ def weights_figure(weights: pd.DataFrame) -> go.Figure:
     fig.add_trace(go.Scatter(x=refit, y=floors, mode="lines+markers", line=dict(dash="dash", color="#323f4b"),
                              name="ESS floor max(30, 5% of source)"), row=1, col=2)
     fig.update_yaxes(range=[0.5, 1.0], row=1, col=1)
-    fig.update_layout(**_LAYOUT, height=360, legend=LEGEND_BELOW,
+    fig.update_layout(**{**_LAYOUT, "margin": dict(l=10, r=10, t=105, b=10)}, height=390,  # room for the subplot titles
+                      legend=LEGEND_BELOW,
                       title=dict(text=f"Importance weights: overlap check{BR}{SUP}per refit (the weights come from "
                                       f"the features, the same for every model){END_SUP}", x=0.01))
     return fig

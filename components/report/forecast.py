@@ -44,7 +44,7 @@ from components.figures.forecast import forecast_check_figure, forecast_figure, 
 from .templating import Table, table_of
 
 __all__ = ["ForecastSection", "forecast_report_section", "forecast_slice_of", "default_methods_frame",
-           "SECTION_TITLE", "CHECK_TABLE"]
+           "all_methods_frame", "SECTION_TITLE", "CHECK_TABLE"]
 
 SECTION_TITLE = "Forecast (target labels not yet available)"
 #: The table name under which a run may store a ``ForecastCheck.table`` (the forecast checked once labels arrived).
@@ -111,6 +111,11 @@ def default_methods_frame(forecast: pd.DataFrame) -> pd.DataFrame:
     """The default methods' table (:data:`~audit_core.findings.forecast.DEFAULT_METHODS`), one row per quantity and
     assumption; an ``unknown`` forecast shows its reason, not its number."""
     return _rows(forecast, tuple(DEFAULT_METHODS.values()))
+
+
+def all_methods_frame(forecast: pd.DataFrame) -> pd.DataFrame:
+    """Every method's forecast, the columns of :func:`default_methods_frame` (an ``unknown`` one without its number)."""
+    return _rows(forecast, None)
 
 
 def forecast_report_section(record: RunRecord, *, max_rows: int, first_figure: int,

@@ -17,15 +17,16 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from audit_core.data.dataset import build_dataset
+from audit_core.data.dataset import build_dataset, build_source_dataset
 from audit_core.findings.glossary import explain
 from audit_core.errors import fail
 from audit_core.models.training import Workspace
 from audit_core.models.zoo import ZOO
-from audit_core.transport import DEFAULT_TOLERANCES, MAPPINGS, TransportConfig, model_options, run_transport
+from audit_core.forecast.transport_stage import run_transport_with_forecast
+from audit_core.transport import DEFAULT_TOLERANCES, MAPPINGS, TransportConfig, model_options
 from audit_core.transport.headline import HEADLINE_RULE, HeadlineSlice, pipeline_words, recorded_headline
 from audit_core.transport.multiclass.classes import is_multiclass_definition
-from audit_core.transport.multiclass.run import MC_TOLERANCES, MulticlassTransportAudit, run_multiclass_transport
+from audit_core.transport.multiclass.run import MC_TOLERANCES, MulticlassTransportAudit
 from audit_core.transport.results import TransportResult
 from components.counts import count_input
 from components import jobs
@@ -45,7 +46,7 @@ SEEDED_KEY = workspace_key("transport_seeded_for")  # declaration digest the tr_
 JOB = "transport"  # components.jobs name
 #: The result shown on the page, tied to the table and declaration it came from (the models are refitted).
 RESULT_SLOT = ResultSlot(RESULT_KEY, "transport result")
-_DECLARATION_WIDGETS = ("tr_domain", "tr_source", "tr_target", "tr_targets", "tr_subgroups")
+_DECLARATION_WIDGETS = ("tr_domain", "tr_source", "tr_target", "tr_targets", "tr_subgroups", "tr_target_labels")
 _VERDICT_COLOURS = {"transport-stable": "#d4edda", "transport-sensitive": "#f8d7da", "indeterminate": "#fff3cd"}
 RUN_KEY = "transport_run_id"
 #: Colour of each change direction: only a harmful change is shown in alarm colour.
@@ -223,10 +224,12 @@ def model_section(ws: Workspace | None) -> tuple[dict, Any]:
     return {"models": tuple(chosen), "model_params": {k: v for k, v in params.items() if k in chosen}}, None
 
 
-def setup_form(ws: Workspace | None = None, *, scores: tuple[str, ...] | None = None) -> tuple[dict, Any]:
+def setup_form(ws: Workspace | None = None, *, scores: tuple[str, ...] | None = None,
+               forecast: bool = False) -> tuple[dict, Any]:
     """Stages 2–7: split, model, evaluation grids, stresses. Returns the options and the fixed model (or None).
 
     ``scores`` (from :func:`scores_choice`): the probability columns of a run on scores, which replace the model.
+    ``forecast``: the target's labels are not available; the options that need them are not offered.
     """
     st.subheader("2–3 · Split and fit")
     for k, v in (("tr_refits", 3), ("tr_seed", 0),
@@ -263,11 +266,19 @@ def setup_form(ws: Workspace | None = None, *, scores: tuple[str, ...] | None = 
         st.caption("The target-definition and evidence-degradation stresses need a model that can score changed "
                    "records, so they are not run on your scores. Subgroup heterogeneity and the feature shift run.")
         return {**options, "stresses": ()}, fixed
+    if forecast:  # they compare labelled outcomes; kept in the declaration, so a labelled run of it matches
+        from components.widgets.forecast import needs_labels_caption
+
+        needs_labels_caption()
     e1, e2, e3, e4 = st.columns(4)
-    e1.multiselect("Stresses", ["target_definition", "degradation"], key="tr_stresses", persist_state=PERSIST)
-    count_input(e2, "Feature budget m", count="depth", key="tr_m", persist_state=PERSIST, min_value=1, step=1)
-    count_input(e3, "Random sets J per refit", count="random_sets", key="tr_sets", persist_state=PERSIST, min_value=2, step=1)
-    count_input(e4, "Row cap per test set (stress)", count="rows", key="tr_cap", persist_state=PERSIST, min_value=200, step=500)
+    e1.multiselect("Stresses", ["target_definition", "degradation"], key="tr_stresses", persist_state=PERSIST,
+                   disabled=forecast)
+    count_input(e2, "Feature budget m", count="depth", key="tr_m", persist_state=PERSIST, min_value=1, step=1,
+                disabled=forecast)
+    count_input(e3, "Random sets J per refit", count="random_sets", key="tr_sets", persist_state=PERSIST, min_value=2,
+                step=1, disabled=forecast)
+    count_input(e4, "Row cap per test set (stress)", count="rows", key="tr_cap", persist_state=PERSIST, min_value=200,
+                step=500, disabled=forecast)
     return {**options, "stresses": tuple(ss["tr_stresses"]), "degradation_m": int(ss["tr_m"]),
             "n_random_sets": int(ss["tr_sets"]), "stress_max_rows": int(ss["tr_cap"])}, fixed
 
@@ -308,15 +319,17 @@ def _start(table, ds_config, decl: dict, options: dict, tolerances: dict, fixed=
 
     frame = table.frame
     domain = decl["domain"]
+    labels = decl.get("target_labels", "available")  # absent or hidden: the forecast, the target's labels unread
     targets = tuple(next(t for t in ds_config.targets if t["name"] == n) for n in decl["targets"])
     multiclass = is_multiclass_definition(targets[0])  # no positive class: the multi-class protocol, its target only
-    if multiclass:
-        targets = targets[:1]
+    if multiclass:  # a forecast keeps its stress settings (not run; the manifest's not_run says so) so that the
+        targets = targets[:1]  # labelled run of the same declaration has the same declaration key
         options = {**options, "stresses": ()}  # not run for multi-class (the manifest's not_run says so)
     cfg_ds = replace(ds_config, targets=targets, primary_target=decl["targets"][0], domain_column=domain,
                      source_domain=_value(frame, domain, st.session_state["tr_source"]),
                      target_domain=_value(frame, domain, st.session_state["tr_target"]))
-    ds = build_dataset(frame, cfg_ds)
+    # a forecast checks the declaration on the source rows: the target's labels may be missing on every row
+    ds, target = (build_dataset(frame, cfg_ds), None) if labels == "available" else build_source_dataset(frame, cfg_ds)
     subgroups = tuple(st.session_state.get("tr_subgroups", []))
     mc_tol = {k: v for k, v in tolerances.items() if k in MC_TOLERANCES}  # the multi-class metrics' δ
     tolerances = {k: v for k, v in tolerances.items() if k not in MC_TOLERANCES}
@@ -325,20 +338,18 @@ def _start(table, ds_config, decl: dict, options: dict, tolerances: dict, fixed=
         options = {**options, "numeric": tuple(c for c in ds.numeric if c not in scored),
                    "categorical": tuple(c for c in ds.categorical if c not in scored)}
     cfg = TransportConfig.from_dataset(ds, tolerances=tolerances, strata_columns=subgroups,
-                                       subgroup_columns=subgroups, headline=locked_headline(), **options)
+                                       subgroup_columns=subgroups, headline=locked_headline(), target_labels=labels,
+                                       **options)
     if multiclass:  # its refusals (an imported model as it is, Venn-Abers) show at once, not from the job
         MulticlassTransportAudit(cfg, tolerances=mc_tol)
     reg = registry()
 
     def work(job: jobs.Job):
         job.progress(0.0, "Declaring…")
-        result: TransportResult
-        if multiclass:
-            result = run_multiclass_transport(ds.frame, config=cfg, tolerances=mc_tol, progress=job.progress,
-                                              should_stop=job.stop_requested)
-        else:
-            result = run_transport(ds.frame, config=cfg, model=fixed, progress=job.progress,
-                                   should_stop=job.stop_requested)
+        # either label mode: a labelled run also stores its realised values (the forecast check reads them)
+        result: TransportResult = run_transport_with_forecast(
+            ds.frame, target, config=cfg, model=fixed, tolerances=mc_tol if multiclass else None, progress=job.progress,
+            should_stop=job.stop_requested)
         job.progress(1.0, "Saving to the registry…")
         return result, result.save_to_registry(reg, dataset_name=ds_config.name, dataset_fingerprint=ds.fingerprint)
 
