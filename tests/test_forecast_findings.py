@@ -31,7 +31,7 @@ def test_exact_and_covariate_sentences_name_the_slice_and_the_mean_of_refits():
 def test_an_unknown_forecast_shows_its_reason_and_no_number():
     fs = _by_kind(forecast_findings(forecast_tables(), model="logistic_regression", mapping="platt"))
     text = fs["forecast_unknown_label"].text
-    assert "prevalence 31% from 22%" in text  # class "1": em 0.31, source 0.22 in both refits
+    assert "prevalence 31% on the target by EM against 22% in the source's selection partition" in text  # class "1": em 0.31, source 0.22 in both refits
     assert "cannot be trusted (1 of 2 refits unknown: " + DISAGREE + ")" in text
     assert "only the target's labels can settle it" in text
     # the label:em values (0.25, 0.27 -> 26%) and their ends must not appear as if trusted

@@ -177,7 +177,9 @@ def _exact(r: _Reader, where: str, rate: float, alpha: float) -> list[Finding]:
 
 
 def _prevalence_clause(r: _Reader) -> tuple[str, list[Fact], dict[str, str]]:
-    """``, prevalence 31% from 22%`` for the class whose EM estimate moved most (binary: the positive class)."""
+    """``, prevalence 31% on the target by EM against 22% in the source's selection partition`` for the class whose
+    EM estimate moved most (binary: the positive class). The source share is EM's prior: the partition the rules
+    were fitted on, not the ID test that "unchanged from source" reads, so the sentence names it."""
     rows = r.rows("forecast_prevalence")
     if rows.empty or not {"class", "source", "em"} <= set(rows.columns):
         return "", [], {}
@@ -191,7 +193,8 @@ def _prevalence_clause(r: _Reader) -> tuple[str, list[Fact], dict[str, str]]:
     if read is None:
         return "", [], {}
     named = "" if len(means) == 2 else " of {prev_class}"
-    return ", prevalence" + named + " {prev_t} from {prev_s}", read, {"prev_class": str(cls)}
+    return (", prevalence" + named + " {prev_t} on the target by EM against {prev_s} in the source's selection "
+            "partition"), read, {"prev_class": str(cls)}
 
 
 def _forecast(r: _Reader, where: str, quantity: str, assumption: str, method: str) -> Finding | None:
