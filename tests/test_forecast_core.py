@@ -2,11 +2,12 @@
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from audit_core.forecast import (bbse_prevalence, class_weights, clip_weights, density_ratio, em_prevalence, ess_floor,
                                  kish_ess, overlap_check, weighted_coverage, weighted_quantile)
-from audit_core.forecast.estimates import tolerance_for
+from audit_core.forecast.estimates import METHODS, forecast_target, tolerance_for
 from audit_core.forecast.quantities import fit_rules, label_free_quantities, labelled_quantities
 from audit_core.transport.conformal import conformal_quantile
 
@@ -109,3 +110,23 @@ def test_multiclass_label_shift_runs_end_to_end() -> None:
     for q in ("prevalence_class0", "brier", "label_conditional:worst_class_coverage@a=0.1"):
         f = res.get(q, "label:em")
         assert abs(f.value - real[q]) <= abs(res.naive[q] - real[q]) + 0.01, (q, f, real[q])
+
+
+def test_a_map_without_a_finite_fit_gives_unknown_forecasts_not_a_crash() -> None:
+    """Breast cancer split by texture: the calibration records were separable, the weighted Platt refit of
+    ``covariate:cbpe_refit`` diverged, and the NaN expected outcomes crashed the whole forecast. Now that
+    method's forecasts are unknown with the reason, and the other methods are untouched."""
+    rng = np.random.default_rng(3)
+    y_cal = np.r_[np.zeros(20, int), np.ones(20, int)]
+    p_cal = np.where(y_cal == 1, rng.uniform(0.9, 0.99, 40), rng.uniform(0.01, 0.1, 40))  # perfectly separable
+    y_test = rng.integers(0, 2, 60)
+    p_test, p_t = rng.uniform(0.05, 0.95, 60), rng.uniform(0.05, 0.95, 50)
+    two = lambda p: np.c_[1 - p, p]  # noqa: E731
+    kw = dict(y_cal=y_cal, P_cal=two(p_cal), y_test=y_test, P_test=two(p_test), P_target=two(p_t), n_bootstrap=5)
+    res = forecast_target(**kw)
+    refit = [f for f in res.forecasts if f.method == "covariate:cbpe_refit"]
+    assert refit and all(f.status == "unknown" and np.isnan(f.value) for f in refit)
+    assert all("no finite fit on the calibration records" in f.reason for f in refit)
+    others = forecast_target(**kw, methods=tuple(m for m in METHODS if m != "covariate:cbpe_refit"))
+    kept = res.to_frame().query("method != 'covariate:cbpe_refit'").reset_index(drop=True)
+    pd.testing.assert_frame_equal(kept, others.to_frame())  # the other methods do not depend on the broken one

@@ -23,6 +23,7 @@ import pandas as pd
 
 from audit_core.findings.finding import Finding
 from audit_core.fragility.audit import FragilityAudit
+from audit_core.findings.forecast import DEFAULT_METHODS
 from audit_core.models.training import Workspace
 from audit_core.safe_text import html_text, terminal_text
 from audit_core.transport.config import TransportConfig
@@ -39,6 +40,9 @@ CERTIFICATE_COLUMNS = ("key", "y_true", "y_hat", "p_hat", "k_star", "rcma", "d",
 VERDICT_COLUMNS = ("analysis", "metric", "alpha", "selection_rate", "id_value", "ood_value", "delta", "ci_low",
                    "ci_high", "tolerance", "verdict", "direction")
 _SEVERITY_COLOURS = {"info": "#495057", "good": "#1b7f3b", "warning": "#9a6700", "alert": "#b42318"}
+#: The columns of a label-free run's forecast rows shown in place of the verdicts (``verdict_table``).
+FORECAST_VERDICT_COLUMNS = ("refit", "quantity", "method", "value", "low", "high", "naive", "status", "reason", "verdict",
+                            "direction", "source")
 
 
 def _cell(value: Any) -> str:
@@ -185,6 +189,9 @@ class TransportReport:
     @property
     def figures(self) -> str:
         """How to draw the reliability diagram of the headline slice (shown under the tables in Jupyter)."""
+        if self.config.label_free:
+            return ("from components.figures.forecast import forecast_figure; forecast_figure("
+                    "report.result.extras, model=report.headline.model, mapping=report.headline.mapping)")
         if self.multiclass:
             return ("from components.figures.transport_mc import mc_reliability_figure; mc_reliability_figure("
                     "report.result.extras['reliability'], table=report.result.table, **report.figure_slice())")
@@ -204,6 +211,12 @@ class TransportReport:
             :data:`VERDICT_COLUMNS` of ``result.verdicts`` for the headline model, mapping and weighting.
         """
         v, h = self.result.verdicts, self.headline
+        if self.config.label_free:  # no target labels: the forecast's own verdicts, default methods, marked as such
+            v = self.result.extras.get("forecast", pd.DataFrame())
+            if v.empty:
+                return v
+            v = v[(v["model"] == h.model) & (v["mapping"] == h.mapping) & v["method"].isin(DEFAULT_METHODS.values())]
+            return v.loc[:, list(FORECAST_VERDICT_COLUMNS)].reset_index(drop=True)
         if v.empty:
             return v
         v = v[(v["model"] == h.model) & (v["mapping"] == h.mapping) & (v["weighting"] == h.weighting)]
@@ -212,14 +225,17 @@ class TransportReport:
     def _title(self) -> tuple[str, str]:
         m = self.result.manifest
         kind = "multi-class" if self.multiclass else "binary"
-        return (f"Transport audit on {self.spec.name} ({kind} target {self.headline.target_definition})",
+        what = "Transport forecast (target labels not available yet)" if self.config.label_free else "Transport audit"
+        return (f"{what} on {self.spec.name} ({kind} target {self.headline.target_definition})",
                 (f"{self.spec.domain} = {self.spec.source_domain!r} (source, {m.get('n_source', '?')} records) "
                  f"to {self.spec.target_domain!r} (target, {m.get('n_target', '?')} records); "
                  f"headline slice: {self.headline.describe()}"))
 
     def _repr_html_(self) -> str:
         title, sub = self._title()
-        return _card(title, sub, self.findings, "Verdicts on the headline slice (first rows)", self.verdict_table(),
+        head = ("Forecasts on the headline slice (first rows; refit by refit)" if self.config.label_free
+                else "Verdicts on the headline slice (first rows)")
+        return _card(title, sub, self.findings, head, self.verdict_table(),
                      self.figures)
 
     def __repr__(self) -> str:

@@ -16,10 +16,11 @@ from dataclasses import fields
 from typing import Any
 
 from audit_core.data.baseline import BASELINE_KINDS
-from audit_core.data.dataset import AuditDataset
+from audit_core.data.dataset import AuditDataset, build_source_dataset
 from audit_core.data.frames import as_pandas
 from audit_core.errors import excerpt, excerpts, fail, register_messages
-from audit_core.findings import fragility_findings, transport_findings
+from audit_core.findings import forecast_findings, fragility_findings, transport_findings
+from audit_core.forecast.transport_stage import run_transport_with_forecast
 from audit_core.fragility.audit import AuditOptions, run_fragility_audit
 from audit_core.models.training import train_workspace
 from audit_core.models.zoo import ZOO, ModelSpec
@@ -29,8 +30,6 @@ from audit_core.transport.headline import (
     headline_slice,
     recorded_headline,
 )
-from audit_core.transport.multiclass.run import run_multiclass_transport
-from audit_core.transport.runner import run_transport
 from audit_core.transport.results import TransportResult
 
 from .display import FragilityReport, TransportReport
@@ -202,14 +201,17 @@ def transport_audit(
     options : mapping, optional
         Other :class:`~audit_core.transport.config.TransportConfig` fields (``mappings``, ``alphas``,
         ``selection_rates``, ``stresses``, ``tolerances``, ``headline``, ...); the fields the spec declares
-        (:data:`SPEC_FIELDS`) are refused here.
+        (:data:`SPEC_FIELDS`) are refused here. ``target_labels="hidden"`` (the target's labels present but never
+        read) or ``"absent"`` (missing on every target row) runs the forecast before the labels arrive
+        (``docs/forecast.md``): the result's extras hold the forecast tables and the findings are the forecast's.
     progress : callable(fraction, message), optional
 
     Returns
     -------
     TransportReport
         ``report.result`` (the :class:`~audit_core.transport.results.TransportResult`), ``report.config``,
-        ``report.headline`` and ``report.findings``; it renders in Jupyter.
+        ``report.headline`` and ``report.findings``; it renders in Jupyter. A labelled run's extras also hold
+        ``realised`` (the forecast's quantities on the labelled target, for a later check).
 
     Raises
     ------
@@ -221,20 +223,25 @@ def transport_audit(
     if spec.domain is None:
         raise fail("API_NO_DOMAIN", column=excerpt(spec.target))
     frame = as_pandas(table, where="transport_audit")
-    ds = spec.dataset(frame)
+    labels = (options or {}).get("target_labels", "available")
+    # before the target's labels arrive the declaration is checked on the source rows (the target's may be empty)
+    ds, target = (spec.dataset(frame), None) if labels == "available" else build_source_dataset(
+        frame, spec.dataset_config(frame))
     kind = transport_kind(ds, spec)
     models = (models,) if isinstance(models, str) else tuple(models)
     explicit = {"models": models, "n_refits": n_refits, "n_bootstrap": n_bootstrap, "seed": seed}
     config = _transport_config(ds, spec, explicit, options or {})
-    result: TransportResult
-    if kind == "multiclass":
-        result = run_multiclass_transport(ds.frame, config=config, progress=progress)
-    else:
-        result = run_transport(ds.frame, config=config, progress=progress)
+    result: TransportResult = run_transport_with_forecast(ds.frame, target, config=config, progress=progress)
     multiclass = kind == "multiclass"
     h = recorded_headline(result.manifest)
     if isinstance(h, str):  # not recorded: the rule on the declaration
         h = headline_slice(result.manifest.get("config") or config.to_dict(), multiclass=multiclass)
     assert isinstance(h, HeadlineSlice), h
+    if config.label_free:  # the forecast's sentences, on the headline slice and the page's operating rule
+        rate = 0.8 if 0.8 in config.selection_rates else float(config.selection_rates[0])
+        alpha = 0.1 if 0.1 in config.alphas else float(config.alphas[0])
+        said = forecast_findings(result.extras, model=h.model, mapping=h.mapping, selection_rate=rate, alpha=alpha)
+        return TransportReport(result=result, config=config, headline=h, findings=tuple(said),
+                               multiclass=multiclass, spec=spec)
     return TransportReport(result=result, config=config, headline=h, findings=tuple(transport_findings(result, headline=h)),
                            multiclass=multiclass, spec=spec)

@@ -318,6 +318,11 @@ def forecast_target(*, y_cal, P_cal, y_test, P_test, P_target, w_cal=None, w_tes
             ms[name] = _Method("expected", Q=refit_probabilities(P_cal, y_cal, w_cal, P_t))
         else:
             ms[name] = _Method("expected", Q=adjust_probabilities(P_t, prior_s, em))
+    # a map that has no finite fit (the calibration records are separable) forecasts nothing: unknown, with the reason
+    broken = {name: ("its probability map has no finite fit on the calibration records (they are separable)"
+                     if name == "covariate:cbpe_refit" else "its expected outcomes are not finite")
+              for name, m in ms.items() if m.Q is not None and not np.isfinite(m.Q).all()}
+    ms = {name: m for name, m in ms.items() if name not in broken}
 
     def prevalence_fn(it: np.ndarray) -> dict[str, tuple[np.ndarray, np.ndarray]]:
         pe = em_prevalence(P_t[it], prior_s)
@@ -361,6 +366,7 @@ def forecast_target(*, y_cal, P_cal, y_test, P_test, P_target, w_cal=None, w_tes
             forecasts.append(Forecast(q, name, v, lo, hi, "unknown" if why else "forecast", "; ".join(why)))
             if name in ("covariate:weighted", "label:em"):
                 span.append(forecasts[-1])
+        forecasts.extend(Forecast(q, name, np.nan, np.nan, np.nan, "unknown", why) for name, why in broken.items())
         own_fail = all(reasons[f.method] for f in span)
         lows, highs = [f.low for f in span if np.isfinite(f.low)], [f.high for f in span if np.isfinite(f.high)]
         forecasts.append(Forecast(q, "both:span", float(np.mean([f.value for f in span])),
