@@ -130,3 +130,21 @@ def test_a_map_without_a_finite_fit_gives_unknown_forecasts_not_a_crash() -> Non
     others = forecast_target(**kw, methods=tuple(m for m in METHODS if m != "covariate:cbpe_refit"))
     kept = res.to_frame().query("method != 'covariate:cbpe_refit'").reset_index(drop=True)
     pd.testing.assert_frame_equal(kept, others.to_frame())  # the other methods do not depend on the broken one
+
+
+def test_a_forecast_that_is_not_a_number_is_unknown_with_the_reason() -> None:
+    """The 50% rule's confidence cut-off is fitted on calibration confidences in [0.5, 0.9]; every evidence record's
+    confidence is below 0.55, so none clears it and the selective risk is not defined: the forecast is unknown and
+    says why, never a "forecast" with the value nan."""
+    rng = np.random.default_rng(5)
+    two = lambda p: np.c_[1 - p, p]  # noqa: E731
+    y_cal, y_test = rng.integers(0, 2, 80), rng.integers(0, 2, 60)
+    res = forecast_target(y_cal=y_cal, P_cal=two(rng.uniform(0.1, 0.9, 80)), y_test=y_test,
+                          P_test=two(rng.uniform(0.45, 0.55, 60)), P_target=two(rng.uniform(0.45, 0.55, 50)),
+                          n_bootstrap=5, selection_rates=(0.5,), hcep_thresholds=(0.95,),
+                          methods=("covariate:weighted", "label:em"))
+    frame = res.to_frame()
+    assert frame.loc[frame["status"] == "forecast", "value"].notna().all()
+    undefined = frame[frame["value"].isna()]
+    assert set(undefined["quantity"]) >= {"risk@s=0.5"} and set(undefined["status"]) == {"unknown"}
+    assert undefined["reason"].str.contains("not defined on the evidence").all()

@@ -73,6 +73,8 @@ TOLERANCES = {"prevalence": 0.03, "risk": 0.05, "hcep": 0.03, "rate": 0.05, "ece
               "singleton": 0.05}
 LABEL_FREE = ("rate@", "set_size", "singleton", "mean_confidence")
 CHECK_FLOOR = 0.05
+#: the reason of a forecast whose value is not a number on its evidence
+UNDEFINED = "not defined on the evidence (no record clears the rule, or one class only)"
 CHECK_Z = 3.0
 
 
@@ -362,17 +364,17 @@ def forecast_target(*, y_cal, P_cal, y_test, P_test, P_target, w_cal=None, w_tes
             r = r[np.isfinite(r)]
             lo, hi = (float(np.quantile(r, lo_q)), float(np.quantile(r, hi_q))) if r.size else (np.nan, np.nan)
             v = float(np.median(r)) if q == "ece" and ms[name].kind == "expected" and r.size else float(points[name][q])
-            why = reasons[name] + ([disagree] if disagree else [])
+            why = reasons[name] + ([disagree] if disagree else []) + ([] if np.isfinite(v) else [UNDEFINED])
             forecasts.append(Forecast(q, name, v, lo, hi, "unknown" if why else "forecast", "; ".join(why)))
             if name in ("covariate:weighted", "label:em"):
                 span.append(forecasts[-1])
         forecasts.extend(Forecast(q, name, np.nan, np.nan, np.nan, "unknown", why) for name, why in broken.items())
         own_fail = all(reasons[f.method] for f in span)
+        value = float(np.mean([f.value for f in span]))
         lows, highs = [f.low for f in span if np.isfinite(f.low)], [f.high for f in span if np.isfinite(f.high)]
-        forecasts.append(Forecast(q, "both:span", float(np.mean([f.value for f in span])),
-                                  min(lows, default=np.nan), max(highs, default=np.nan),
-                                  "unknown" if own_fail else "forecast",
-                                  "both assumptions fail their checks" if own_fail else ""))
+        why_span = (["both assumptions fail their checks"] if own_fail else []) + ([] if np.isfinite(value) else [UNDEFINED])
+        forecasts.append(Forecast(q, "both:span", value, min(lows, default=np.nan), max(highs, default=np.nan),
+                                  "unknown" if why_span else "forecast", "; ".join(why_span)))
     return ForecastResult(tuple(forecasts), exact, naive, tuple(checks),
                           {"source": tuple(prior_s), "em": tuple(em), "bbse": tuple(bbse)},
                           {} if overlap is None else {"domain_auroc": overlap.domain_auroc, "ess": overlap.ess,
