@@ -81,3 +81,17 @@ def test_default_rows_are_the_operating_rule():
     assert list(_trace(fig, NAIVE_NAME).y) == ["risk@s=0.8", "ece"]
     fig = forecast_figure(t, model="logistic_regression", mapping="platt", quantities=("risk@s=0.5",))
     assert list(_trace(fig, NAIVE_NAME).y) == ["risk@s=0.5"]
+
+
+def test_the_rows_are_named_in_the_words_of_the_sentences() -> None:
+    """The axis said ``risk@s=0.8`` and ``citl`` beside sentences that say "the error rate among the cases the 80%
+    rule answers": each row's label is now the sentence's words, on two lines at most (the code names stay the
+    category values)."""
+    fig = forecast_check_figure(check_table(), model="logistic_regression", mapping="platt")
+    ticks = dict(zip(fig.layout.yaxis.tickvals, fig.layout.yaxis.ticktext, strict=True))
+    assert ticks["ece · both:span"] == "Calibration error (ECE, 15 equal-width<br>bins) · both:span"
+    assert ticks["risk@s=0.8 · label:em"] == "Error rate among the cases the 80% rule<br>answers · label:em"
+    fig = forecast_figure(forecast_tables(), model="logistic_regression", mapping="platt")
+    words = dict(zip(fig.layout.yaxis.tickvals, fig.layout.yaxis.ticktext, strict=True))
+    assert words["risk@s=0.8"].startswith("Error rate among the cases the 80% rule") and "@" not in " ".join(words.values())
+    assert fig.layout.xaxis.title.text == "value (shares as fractions; set size in classes)"

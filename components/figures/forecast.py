@@ -18,6 +18,7 @@ names that slice. A forecast unknown in any refit is unknown.
 """
 from __future__ import annotations
 
+import textwrap
 from collections.abc import Mapping
 
 import numpy as np
@@ -148,12 +149,23 @@ def forecast_figure(tables: Mapping[str, pd.DataFrame], *, model: str, mapping: 
             marker=dict(symbol="star", size=13, color="#7b3294"),
             hovertemplate=[f"{quantity_words(str(q))[0]}{BR}computed on the target, no labels needed: "
                            f"{_show(v, quantity_words(str(q))[1])}{NO_EXTRA}" for q, v in ex.items()]))
-    fig.update_layout(**_LAYOUT, height=140 + 32 * (len(wanted) + (0 if exact.empty else exact["quantity"].nunique())),
+    rows_shown = wanted + ([] if exact.empty else [str(q) for q in exact["quantity"].unique()])
+    fig.update_layout(**_LAYOUT, height=140 + 40 * len(rows_shown),
                       title=_title("Forecast against unchanged from source (mean over refits)", model, mapping, n),
                       legend=LEGEND_BELOW)
-    fig.update_xaxes(title_text="value (shares as fractions)")
-    fig.update_yaxes(autorange="reversed", type="category")
+    fig.update_xaxes(title_text="value (shares as fractions; set size in classes)")
+    fig.update_yaxes(autorange="reversed", type="category", tickmode="array", tickvals=rows_shown,
+                     ticktext=[_quantity_label(q) for q in rows_shown])
     return fig
+
+
+def _quantity_label(quantity: str, *, width: int = 42) -> str:
+    """A quantity's axis label: its plain words (:func:`~audit_core.findings.forecast.quantity_words`) without the
+    leading article, capitalised, on at most two lines of about ``width`` characters."""
+    words = quantity_words(quantity)[0]
+    words = words[4:] if words.startswith("the ") else words
+    lines = textwrap.wrap(words[:1].upper() + words[1:], width)
+    return BR.join(lines[:1] + ([" ".join(lines[1:])] if len(lines) > 1 else []))
 
 
 @figure_builder
@@ -169,6 +181,7 @@ def forecast_check_figure(check: pd.DataFrame, *, model: str, mapping: str) -> g
     if rows.empty:
         return not_run(fig, f"No checked forecast for {model} / {mapping}.")
     ylab = [f"{q} · {m}" for q, m in zip(rows["quantity"], rows["method"], strict=True)]
+    ticks = {y: f"{_quantity_label(q)} · {m}" for y, q, m in zip(ylab, rows["quantity"], rows["method"], strict=True)}
     rows = rows.assign(_y=ylab)
     known = rows["status"].astype(str) == "forecast"
     for part, name, marker in ((rows[known], "forecast [interval]", dict(size=10, color="#1f77b4")),
@@ -199,10 +212,11 @@ def forecast_check_figure(check: pd.DataFrame, *, model: str, mapping: str) -> g
             marker=dict(symbol="x", size=11, color=colour),
             hovertemplate=[f"{y}{BR}realised {r:.3f}; unchanged from source {nv:.3f}{NO_EXTRA}"
                            for y, r, nv in zip(part["_y"], part["realised"], part["naive"], strict=True)]))
-    fig.update_layout(**_LAYOUT, height=140 + 32 * len(rows), legend=LEGEND_BELOW,
+    fig.update_layout(**_LAYOUT, height=140 + 40 * len(rows), legend=LEGEND_BELOW,
                       title=dict(text=f"Forecast against realised{BR}{SUP}{pipeline_words(mapping, model)}, one row "
                                       f"per quantity and method{END_SUP}", x=0.01))
-    fig.update_yaxes(autorange="reversed", type="category")
+    fig.update_yaxes(autorange="reversed", type="category", tickmode="array", tickvals=list(ticks),
+                     ticktext=list(ticks.values()))
     fig.update_xaxes(title_text="value")
     return fig
 
