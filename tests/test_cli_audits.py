@@ -154,8 +154,12 @@ def _long_run(tmp_path: Path, reg: Path) -> subprocess.Popen:
     # 5,000,000 replicates run for minutes, so a signal always lands mid-run; they are over the default bound
     # of AUDIT_MAX_BOOTSTRAP, which the operator raises for this run (as docs/reliability.md describes).
     env = {**os.environ, **CLI_ENV, "AUDIT_MAX_BOOTSTRAP": "5000000"}
+    # A suite started in the background by a script (`make test &` without job control) runs with SIGINT ignored,
+    # and the child would inherit that: Python then installs no KeyboardInterrupt handler and the SIGINT case could
+    # never pass. The child starts with SIGINT at its default, as from a terminal, so the test reads the CLI only.
     proc = subprocess.Popen([str(SCRIPT), "run", str(cfg), "--registry", str(reg), "--out", str(tmp_path / "o")],
-                            cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                            cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline:
         if reg.exists() and (RunRegistry(reg).list_runs()["status"] == "running").any():
