@@ -3,7 +3,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
 from streamlit.testing.v1 import AppTest
 
 from app_text import texts
@@ -14,13 +13,6 @@ from audit_core.runs.registry import RunRegistry
 from fragility_data import loan_workspace
 
 ROOT = Path(__file__).resolve().parents[1]
-
-
-@pytest.fixture
-def registry_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    path = tmp_path / "registry.sqlite3"
-    monkeypatch.setenv("AUDIT_REGISTRY_PATH", str(path))
-    return path
 
 
 def _texts(at: AppTest, kind: str) -> list[str]:

@@ -5,19 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
-import pytest
 from streamlit.testing.v1 import AppTest
 
 from audit_core.runs.registry import RunRegistry
 
 ROOT = Path(__file__).resolve().parents[1]
-
-
-@pytest.fixture
-def registry_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    path = tmp_path / "registry.sqlite3"
-    monkeypatch.setenv("AUDIT_REGISTRY_PATH", str(path))
-    return path
 
 
 def _preset(at: AppTest, *, blank_target_labels: bool = False) -> None:
