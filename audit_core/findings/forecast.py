@@ -32,7 +32,7 @@ from audit_core.transport.headline import pipeline_words
 from .finding import Fact, Finding, Severity, Word, all_read
 
 __all__ = ["DEFAULT_METHODS", "ASSUMPTION_WORDS", "forecast_findings", "forecast_check_finding", "quantity_words",
-           "forecast_slice", "slice_words", "pooled_status", "headline_quantities"]
+           "forecast_slice", "slice_words", "pooled_status", "headline_quantities", "value_text"]
 
 #: The assumption in plain words, and its short name.
 ASSUMPTION_WORDS = {"covariate": ("If only the mix of cases changed", "covariate shift"),
@@ -86,6 +86,20 @@ def quantity_words(quantity: str) -> tuple[str, str]:
         if m:
             return _substitute(words, m.groups()), form
     return quantity, "num3"
+
+
+def value_text(value: float, form: str) -> str:
+    """A forecast value as the tables and hovers print it: ``pct`` as ``12.3%``, otherwise three decimals; ``—`` for
+    a value that is not a number.
+
+    Examples
+    --------
+    >>> value_text(0.1234, "pct"), value_text(1.41, "num2"), value_text(float("nan"), "pct")
+    ('12.3%', '1.410', '—')
+    """
+    if value is None or not np.isfinite(value):
+        return "—"
+    return f"{100 * value:.1f}%" if form == "pct" else f"{value:.3f}"
 
 
 def headline_quantities(selection_rate: float = 0.8, alpha: float = 0.1) -> tuple[tuple[str, ...], tuple[str, ...]]:

@@ -27,7 +27,7 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from audit_core.findings.forecast import (ASSUMPTION_WORDS, DEFAULT_METHODS, forecast_slice, headline_quantities,
-                                          pooled_status, quantity_words, slice_words)
+                                          pooled_status, quantity_words, slice_words, value_text)
 from audit_core.forecast.weights import AUROC_MAX, ess_floor
 from audit_core.transport.headline import pipeline_words
 
@@ -67,12 +67,6 @@ def _pooled(rows: pd.DataFrame) -> pd.DataFrame:
 
 def _n_refits(rows: pd.DataFrame) -> int:
     return int(pd.to_numeric(rows["refit"], errors="coerce").nunique()) if "refit" in rows else 1
-
-
-def _show(v: float, form: str) -> str:
-    if not np.isfinite(v):
-        return "—"
-    return f"{100 * v:.1f}%" if form == "pct" else f"{v:.3f}"
 
 
 @figure_builder
@@ -115,7 +109,7 @@ def forecast_figure(tables: Mapping[str, pd.DataFrame], *, model: str, mapping: 
     fig.add_trace(go.Scatter(
         x=[naive.get(q, np.nan) for q in wanted], y=wanted, mode="markers", name=NAIVE_NAME,
         marker=dict(symbol="line-ns", size=16, line=dict(width=3, color="#323f4b")),
-        hovertemplate=[f"{quantity_words(q)[0]}{BR}unchanged from source: {_show(naive.get(q, np.nan), quantity_words(q)[1])}"
+        hovertemplate=[f"{quantity_words(q)[0]}{BR}unchanged from source: {value_text(naive.get(q, np.nan), quantity_words(q)[1])}"
                        f"{NO_EXTRA}" for q in wanted]))
     for assumption, method in DEFAULT_METHODS.items():
         ok = pooled[(pooled["method"] == method) & (pooled["status"] == "forecast")]
@@ -128,8 +122,8 @@ def forecast_figure(tables: Mapping[str, pd.DataFrame], *, model: str, mapping: 
             marker=dict(size=10, color=METHOD_COLOURS[assumption]),
             error_x=dict(type="data", symmetric=False, array=(ok["high"] - ok["value"]).to_numpy(),
                          arrayminus=(ok["value"] - ok["low"]).to_numpy(), color=METHOD_COLOURS[assumption]),
-            hovertemplate=[f"{quantity_words(q)[0]}{BR}{method}: {_show(v, f)} [{_show(lo, f)}, {_show(hi, f)}]"
-                           f"{BR}unchanged from source: {_show(nv, f)}{NO_EXTRA}"
+            hovertemplate=[f"{quantity_words(q)[0]}{BR}{method}: {value_text(v, f)} [{value_text(lo, f)}, {value_text(hi, f)}]"
+                           f"{BR}unchanged from source: {value_text(nv, f)}{NO_EXTRA}"
                            for q, v, lo, hi, nv, f in zip(ok["quantity"], ok["value"], ok["low"], ok["high"],
                                                           ok["naive"], form, strict=True)]))
     bad = pooled[pooled["status"] != "forecast"]
@@ -148,7 +142,7 @@ def forecast_figure(tables: Mapping[str, pd.DataFrame], *, model: str, mapping: 
             x=ex.to_numpy(), y=[str(q) for q in ex.index], mode="markers", name=EXACT_NAME,
             marker=dict(symbol="star", size=13, color="#7b3294"),
             hovertemplate=[f"{quantity_words(str(q))[0]}{BR}computed on the target, no labels needed: "
-                           f"{_show(v, quantity_words(str(q))[1])}{NO_EXTRA}" for q, v in ex.items()]))
+                           f"{value_text(v, quantity_words(str(q))[1])}{NO_EXTRA}" for q, v in ex.items()]))
     rows_shown = wanted + ([] if exact.empty else [str(q) for q in exact["quantity"].unique()])
     fig.update_layout(**_LAYOUT, height=140 + 40 * len(rows_shown),
                       title=_title("Forecast against unchanged from source (mean over refits)", model, mapping, n),

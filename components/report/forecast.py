@@ -30,13 +30,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 from markupsafe import Markup
 
 from audit_core.findings.forecast import (DEFAULT_METHODS, forecast_check_finding, forecast_findings, forecast_slice, headline_quantities,
-                                          pooled_status, quantity_words, slice_words)
+                                          pooled_status, quantity_words, slice_words, value_text)
 from audit_core.runs.registry import RunRecord
 from audit_core.transport.headline import recorded_headline
 from components.figures.forecast import forecast_check_figure, forecast_figure, weights_figure
@@ -77,12 +76,6 @@ def forecast_slice_of(record: RunRecord) -> tuple[str, str] | None:
     return pairs[0]
 
 
-def _show(v: float, form: str) -> str:
-    if not np.isfinite(v):
-        return "—"
-    return f"{100 * v:.1f}%" if form == "pct" else f"{v:.3f}"
-
-
 def _rows(forecast: pd.DataFrame, methods: tuple[str, ...] | None) -> pd.DataFrame:
     """One row per (quantity, method), pooled over refits; an unknown forecast's cell holds no number."""
     part = forecast if methods is None else forecast[forecast["method"].isin(methods)]
@@ -93,14 +86,14 @@ def _rows(forecast: pd.DataFrame, methods: tuple[str, ...] | None) -> pd.DataFra
         mean = {c: float(pd.to_numeric(g[c], errors="coerce").mean()) for c in ("value", "low", "high", "naive")}
         n = int(pd.to_numeric(g["refit"], errors="coerce").nunique()) if "refit" in g else 1
         if status == "forecast":
-            shown = f"{_show(mean['value'], form)} [{_show(mean['low'], form)}, {_show(mean['high'], form)}]"
+            shown = f"{value_text(mean['value'], form)} [{value_text(mean['low'], form)}, {value_text(mean['high'], form)}]"
             state = "forecast"
         else:
             shown = "unknown: not a trusted number"
             state = f"unknown in {n_unknown} of {n} refits: {reason}; only labels can settle it"
         out.append({"quantity": str(q), "in words": words, "method": str(m),
                     "assumption": str(g["assumption"].iloc[0]) if "assumption" in g else str(m).split(":")[0],
-                    "forecast [interval]": shown, "unchanged from source": _show(mean["naive"], form),
+                    "forecast [interval]": shown, "unchanged from source": value_text(mean["naive"], form),
                     "status / reason": state})
     cols = ["quantity", "in words", "method", "assumption", "forecast [interval]", "unchanged from source",
             "status / reason"]

@@ -20,7 +20,7 @@ import streamlit as st
 
 from audit_core.errors import AuditInputError
 from audit_core.findings import forecast_check_finding
-from audit_core.findings.forecast import DEFAULT_METHODS, headline_quantities, quantity_words
+from audit_core.findings.forecast import DEFAULT_METHODS, headline_quantities, quantity_words, value_text
 from audit_core.forecast import check_forecast_runs
 from audit_core.safe_text import csv_text
 from audit_core.transport.headline import pipeline_words
@@ -71,10 +71,6 @@ def matching_labelled(modes: pd.DataFrame, forecast_run: str) -> pd.DataFrame:
                     & labelled["declaration_key"].notna()]
 
 
-def _fmt(v: float, form: str) -> str:
-    return "—" if pd.isna(v) else (f"{100 * v:.1f}%" if form == "pct" else f"{v:.3f}")
-
-
 def side_by_side(rows: pd.DataFrame) -> pd.DataFrame:
     """The check rows as the page shows them: forecast, interval, realised, inside, closer than 'unchanged from
     source'; an unknown forecast shows no number (it made no trusted claim)."""
@@ -84,13 +80,13 @@ def side_by_side(rows: pd.DataFrame) -> pd.DataFrame:
         trusted = str(r["status"]) == "forecast"
         v, lo, hi, real, naive = (float(r[c]) for c in ("value", "low", "high", "realised", "naive"))
         out.append({"quantity": str(r["quantity"]), "in words": words, "method": str(r["method"]),
-                    "forecast": _fmt(v, form) if trusted else "unknown: not a trusted number",
-                    "interval": f"[{_fmt(lo, form)}, {_fmt(hi, form)}]" if trusted else "—",
-                    "realised": _fmt(real, form),
+                    "forecast": value_text(v, form) if trusted else "unknown: not a trusted number",
+                    "interval": f"[{value_text(lo, form)}, {value_text(hi, form)}]" if trusted else "—",
+                    "realised": value_text(real, form),
                     "inside": ("yes" if bool(r["inside"]) else "no") if trusted else "not counted",
                     "beats 'unchanged from source'": ("yes" if bool(r["beats_naive"]) else "no") if trusted
                     else "not counted",
-                    "unchanged from source": _fmt(naive, form), "refits": int(r["n_refits"])})
+                    "unchanged from source": value_text(naive, form), "refits": int(r["n_refits"])})
     return pd.DataFrame(out, columns=["quantity", "in words", "method", "forecast", "interval", "realised", "inside",
                                       "beats 'unchanged from source'", "unchanged from source", "refits"])
 
