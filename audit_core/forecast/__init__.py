@@ -23,7 +23,7 @@ stores the ``realised`` values that :mod:`~audit_core.forecast.check` compares.
 """
 from .check import ForecastCheck, check_forecast, check_forecast_runs
 from .conformal import label_scores, membership, set_quantiles, weighted_coverage, weighted_quantile
-from .estimates import (METHODS, TOLERANCES, Forecast, ForecastResult, WeightCheck, forecast_from_features,
+from .estimates import (DEFAULT_METHODS, METHODS, TOLERANCES, Forecast, ForecastResult, WeightCheck, forecast_from_features,
                         forecast_target, refit_probabilities)
 from .labelshift import adjust_probabilities, bbse_prevalence, class_weights, em_prevalence
 from .quantities import Rules, fit_rules, label_free_quantities, labelled_quantities
@@ -32,7 +32,7 @@ from .weights import (AUROC_MAX, ImportanceWeights, OverlapVerdict, clip_weights
                       ess_floor, importance_weights, kish_ess, overlap_check)
 
 __all__ = [
-    "forecast_target", "forecast_from_features", "ForecastResult", "Forecast", "WeightCheck", "METHODS", "TOLERANCES",
+    "forecast_target", "forecast_from_features", "ForecastResult", "Forecast", "WeightCheck", "METHODS", "DEFAULT_METHODS", "TOLERANCES",
     "importance_weights", "ImportanceWeights", "OverlapVerdict", "domain_probabilities", "density_ratio",
     "clip_weights", "kish_ess", "ess_floor", "overlap_check", "AUROC_MAX",
     "weighted_quantile", "set_quantiles", "membership", "weighted_coverage", "label_scores",

@@ -19,8 +19,12 @@ Methods (``assumption:name``):
   ``π_T(y) / π_S(y)``, with the target prevalence from EM or BBSE
   (:mod:`audit_core.forecast.labelshift`);
 * ``label:em_cbpe``: confidence-based expectations from the prior-corrected probabilities;
-* ``both:span``: the interval from the lower end of ``covariate:weighted`` and
-  ``label:em`` to the upper end of the two (value: their mean).
+* ``both:span``: the interval from the lower end of the two default methods
+  (:data:`DEFAULT_METHODS`: ``covariate:cbpe`` and ``label:em``) to the upper
+  end of the two (value: their mean).
+
+The product shows ``covariate:cbpe``, ``label:em`` and ``both:span`` (:data:`DEFAULT_METHODS`);
+``docs/forecast.md`` says why and when that was declared.
 
 **Exact quantities** (selection rates, set sizes, singleton rates, mean
 confidence) are computed on the target with no labels. Weighted on the source
@@ -36,7 +40,13 @@ records to re-estimate the prevalence) and then draw records with
 probability proportional to their weights; confidence-based methods resample
 target records and draw each label from its expected-outcome probabilities.
 So the interval covers the estimate's error *and* the realised target value's
-own sampling noise. The importance weights themselves are held fixed. The
+own sampling noise. The confidence-based methods also refit their
+probability map on a bootstrap resample of the calibration records in each
+replicate (``covariate:cbpe``: the resampled map's deviation from the
+full-sample map, applied to the model's own probabilities;
+``covariate:cbpe_refit``: the importance-weighted map itself), so their
+interval carries the calibration evidence's own uncertainty. The importance
+weights themselves are held fixed. The
 point forecast is the method's value on its full evidence (for the
 confidence-based methods, with fractional labels), except the ECE of the
 confidence-based methods, which with fractional labels would be 0 by
@@ -46,8 +56,8 @@ calibrated model shows on ``n_T`` records.
 **Unknown.** A forecast is ``unknown`` (value still shown) when its
 assumption's check fails: for covariate methods the overlap rule or the
 importance weights' check, for label-shift methods that method's class
-weights' check; and for both assumptions when ``covariate:weighted`` and
-``label:em`` differ by more than the quantity's tolerance
+weights' check; and for both assumptions when the two default methods
+(``covariate:cbpe`` and ``label:em``) differ by more than the quantity's tolerance
 (:data:`TOLERANCES`). Under concept shift (``P(y | x)`` changes) both
 assumptions are false and no label-free check can see it.
 """
@@ -63,10 +73,12 @@ from .labelshift import adjust_probabilities, bbse_prevalence, class_weights, em
 from .quantities import Rules, fit_rules, label_free_quantities, labelled_quantities
 from .weights import ImportanceWeights, OverlapVerdict, importance_weights, kish_ess
 
-__all__ = ["METHODS", "TOLERANCES", "Forecast", "WeightCheck", "ForecastResult", "forecast_target",
+__all__ = ["METHODS", "DEFAULT_METHODS", "TOLERANCES", "Forecast", "WeightCheck", "ForecastResult", "forecast_target",
            "forecast_from_features", "tolerance_for", "refit_probabilities"]
 
 METHODS = ("covariate:weighted", "covariate:cbpe", "covariate:cbpe_refit", "label:em", "label:bbse", "label:em_cbpe")
+#: The method the product shows per assumption; the disagreement rule and ``both:span`` read the first two.
+DEFAULT_METHODS = {"covariate": "covariate:cbpe", "label": "label:em", "both": "both:span"}
 #: disagreement tolerance between the two assumptions, by the quantity's leading name
 TOLERANCES = {"prevalence": 0.03, "risk": 0.05, "hcep": 0.03, "rate": 0.05, "ece": 0.03, "citl": 0.05, "brier": 0.03, "auroc": 0.05,
               "coverage": 0.05, "coverage_class": 0.05, "worst_class_coverage": 0.05, "set_size": 0.2,
@@ -164,6 +176,45 @@ class ForecastResult:
                               "naive": self.naive.get(f.quantity, np.nan)} for f in self.forecasts])
 
 
+def _map_columns(C: int) -> list[int]:
+    """The classes that get their own probability map: class 1 of a binary target, else every class."""
+    return [1] if C == 2 else list(range(C))
+
+
+def _map_params(P_cal: np.ndarray, y: np.ndarray, w: np.ndarray) -> np.ndarray:
+    """Per-class Platt parameters ``(a_c, b_c)`` fitted with weights ``w`` of shape (n,) or (B, n).
+
+    Returns shape (k, 2) or (B, k, 2) for the ``k`` classes of :func:`_map_columns`; ``nan`` where the
+    calibration records are separable (no finite fit).
+    """
+    cols = _map_columns(P_cal.shape[1])
+    fits = [fit_logistic_1d(logit(P_cal[:, c]), (y == c).astype(float), w) for c in cols]
+    return np.stack([np.stack([np.asarray(a, dtype=float), np.asarray(b, dtype=float)], axis=-1) for a, b in fits],
+                    axis=-2)
+
+
+def _apply_map(P: np.ndarray, params: np.ndarray | None = None, *, shift: np.ndarray | None = None) -> np.ndarray:
+    """Probabilities through per-class maps ``logit P'_c = a_c + b_c logit P_c`` (``params`` (k, 2)).
+
+    With ``shift`` (k, 2) the map is ``logit P'_c = logit P_c + Δa_c + Δb_c logit P_c`` instead: the
+    model's own probabilities moved by a replicate's deviation from the fitted map.
+    """
+    C = P.shape[1]
+    out = np.empty_like(P)
+    for k, c in enumerate(_map_columns(C)):
+        z = logit(P[:, c])
+        if shift is not None:
+            z = z + shift[k, 0] + shift[k, 1] * z
+        else:
+            assert params is not None
+            z = params[k, 0] + params[k, 1] * z
+        out[:, c] = 1.0 / (1.0 + np.exp(-z))
+    if C == 2:
+        out[:, 0] = 1.0 - out[:, 1]
+        return out
+    return out / out.sum(axis=1, keepdims=True)
+
+
 def refit_probabilities(P_cal, y_cal, w_cal, P) -> np.ndarray:
     """Expected outcomes from a per-class Platt map re-fitted with weights ``w_cal`` (n,); returns shape of ``P``.
 
@@ -172,17 +223,24 @@ def refit_probabilities(P_cal, y_cal, w_cal, P) -> np.ndarray:
     multi-class rows are renormalised.
     """
     P_cal, P = np.asarray(P_cal, dtype=float), np.asarray(P, dtype=float)
-    y = np.asarray(y_cal, dtype=int)
-    C = P.shape[1]
-    cols = [1] if C == 2 else range(C)
-    out = np.empty_like(P)
-    for c in cols:
-        a, b = fit_logistic_1d(logit(P_cal[:, c]), (y == c).astype(float), np.asarray(w_cal, dtype=float))
-        out[:, c] = 1.0 / (1.0 + np.exp(-(a + b * logit(P[:, c]))))
-    if C == 2:
-        out[:, 0] = 1.0 - out[:, 1]
-        return out
-    return out / out.sum(axis=1, keepdims=True)
+    return _apply_map(P, _map_params(P_cal, np.asarray(y_cal, dtype=int), np.asarray(w_cal, dtype=float)))
+
+
+def _map_replicates(P_cal: np.ndarray, y_cal: np.ndarray, w_cal: np.ndarray, *, n_bootstrap: int, seed: int,
+                    anchored: bool) -> np.ndarray:
+    """Bootstrap replicates of the calibration map over the calibration records, shape (B, k, 2).
+
+    ``anchored``: the replicates' deviations from the full-sample fit (applied to the model's own probabilities,
+    as ``shift`` of :func:`_apply_map`); else the replicate maps themselves. A replicate with no finite fit
+    keeps the full-sample map (zero deviation).
+    """
+    rng = np.random.default_rng([seed, 2026, 1])
+    n = len(y_cal)
+    counts = np.stack([np.bincount(rng.integers(0, n, n), minlength=n) for _ in range(n_bootstrap)]).astype(float)
+    full = _map_params(P_cal, y_cal, w_cal)
+    reps = _map_params(P_cal, y_cal, counts * w_cal[None, :]).reshape(n_bootstrap, *full.shape)
+    reps = np.where(np.isfinite(reps), reps, full[None])
+    return reps - full[None] if anchored else reps
 
 
 def _fractional(P: np.ndarray, tw: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -201,6 +259,10 @@ class _Method:
     tw: np.ndarray | None = None
     w: np.ndarray | None = None
     Q: np.ndarray | None = None
+    #: (B, k, 2) bootstrap replicates of the calibration map behind ``Q`` (:func:`_map_replicates`)
+    maps: np.ndarray | None = None
+    #: the replicates are deviations applied to the model's own probabilities (``covariate:cbpe``)
+    anchored: bool = False
 
 
 def _point(m: _Method, P_t: np.ndarray, tw_t: np.ndarray, rules: Rules) -> dict[str, float]:
@@ -217,7 +279,7 @@ def _replicates(methods: dict[str, _Method], P_t, tw_t, rules: Rules, *, n_boots
     nt = len(P_t)
     n_draw = min(nt, max_draw)
     out: dict[str, list[dict[str, float]]] = {k: [] for k in methods}
-    for _ in range(n_bootstrap):
+    for b in range(n_bootstrap):
         it = rng.integers(0, nt, nt)
         prev = prevalence_fn(it)
         for name, m in methods.items():
@@ -231,8 +293,11 @@ def _replicates(methods: dict[str, _Method], P_t, tw_t, rules: Rules, *, n_boots
                 assert m.Q is not None
                 Q = m.Q if name not in prev else adjust_probabilities(P_t, *prev[name])
                 sub = it[:n_draw]
+                Qs = Q[sub]
+                if m.maps is not None:  # the calibration map's own uncertainty: one bootstrap fit per replicate
+                    Qs = (_apply_map(P_t[sub], shift=m.maps[b]) if m.anchored else _apply_map(P_t[sub], m.maps[b]))
                 u = rng.random(n_draw)
-                ys = np.minimum((np.cumsum(Q[sub], axis=1) < u[:, None]).sum(axis=1), Q.shape[1] - 1)
+                ys = np.minimum((np.cumsum(Qs, axis=1) < u[:, None]).sum(axis=1), Q.shape[1] - 1)
                 out[name].append(labelled_quantities(ys, P_t[sub], rules, test_weight=tw_t[sub]))
     return out
 
@@ -285,7 +350,8 @@ def forecast_target(*, y_cal, P_cal, y_test, P_test, P_target, w_cal=None, w_tes
     max_draw : int
         Cap on the simulated target sample of a replicate.
     methods : tuple of str
-        A subset of :data:`METHODS` (``covariate:weighted`` and ``label:em`` are always run).
+        A subset of :data:`METHODS` (``covariate:weighted``, whose weights are checked, and the
+        :data:`DEFAULT_METHODS` are always run).
 
     Returns
     -------
@@ -304,7 +370,8 @@ def forecast_target(*, y_cal, P_cal, y_test, P_test, P_target, w_cal=None, w_tes
     prior_e = np.maximum(np.bincount(y_test, minlength=C) / len(y_test), 1e-12)
     em = em_prevalence(P_t, prior_s)
     bbse = bbse_prevalence(y_test, P_test, P_t, n_classes=C)
-    wanted = set(methods) | {"covariate:weighted", "label:em"}
+    cov_default, label_default = DEFAULT_METHODS["covariate"], DEFAULT_METHODS["label"]
+    wanted = set(methods) | {"covariate:weighted", cov_default, label_default}
     ms: dict[str, _Method] = {}
     for name in METHODS:
         if name not in wanted:
@@ -315,9 +382,13 @@ def forecast_target(*, y_cal, P_cal, y_test, P_test, P_target, w_cal=None, w_tes
             pi = em if name == "label:em" else bbse
             ms[name] = _Method("reweight", y_test, P_test, w_test, class_weights(y_test, prior_e, pi))
         elif name == "covariate:cbpe":
-            ms[name] = _Method("expected", Q=P_t)
+            ms[name] = _Method("expected", Q=P_t, maps=_map_replicates(P_cal, y_cal, np.ones(len(y_cal)),
+                                                                        n_bootstrap=n_bootstrap, seed=seed,
+                                                                        anchored=True), anchored=True)
         elif name == "covariate:cbpe_refit":
-            ms[name] = _Method("expected", Q=refit_probabilities(P_cal, y_cal, w_cal, P_t))
+            ms[name] = _Method("expected", Q=refit_probabilities(P_cal, y_cal, w_cal, P_t),
+                               maps=_map_replicates(P_cal, y_cal, w_cal, n_bootstrap=n_bootstrap, seed=seed,
+                                                    anchored=False))
         else:
             ms[name] = _Method("expected", Q=adjust_probabilities(P_t, prior_s, em))
     # a map that has no finite fit (the calibration records are separable) forecasts nothing: unknown, with the reason
@@ -354,7 +425,7 @@ def forecast_target(*, y_cal, P_cal, y_test, P_test, P_target, w_cal=None, w_tes
     forecasts: list[Forecast] = []
     quantities = [q for q in naive if not any(q.startswith(p) or f":{p}" in q for p in LABEL_FREE)]
     for q in quantities:
-        cw, le = points["covariate:weighted"][q], points["label:em"][q]
+        cw, le = points[cov_default][q], points[label_default][q]
         tol = tolerance_for(q)
         disagree = (f"covariate and label-shift forecasts differ by {abs(cw - le):.3f} > {tol:g}"
                     if np.isfinite(cw) and np.isfinite(le) and abs(cw - le) > tol else "")
@@ -366,7 +437,7 @@ def forecast_target(*, y_cal, P_cal, y_test, P_test, P_target, w_cal=None, w_tes
             v = float(np.median(r)) if q == "ece" and ms[name].kind == "expected" and r.size else float(points[name][q])
             why = reasons[name] + ([disagree] if disagree else []) + ([] if np.isfinite(v) else [UNDEFINED])
             forecasts.append(Forecast(q, name, v, lo, hi, "unknown" if why else "forecast", "; ".join(why)))
-            if name in ("covariate:weighted", "label:em"):
+            if name in (cov_default, label_default):
                 span.append(forecasts[-1])
         forecasts.extend(Forecast(q, name, np.nan, np.nan, np.nan, "unknown", why) for name, why in broken.items())
         own_fail = all(reasons[f.method] for f in span)

@@ -31,6 +31,7 @@ from typing import Any
 import pandas as pd
 
 from audit_core.errors import fail, register_messages
+from audit_core.forecast.estimates import DEFAULT_METHODS, METHODS
 from audit_core.transport.headline import recorded_headline
 
 from .keys import TableKey, read_key
@@ -56,11 +57,8 @@ register_messages({
 
 #: What a rule's ``source`` may be.
 RULE_SOURCES = ("measured", "forecast")
-#: The method the product reads per assumption (declared in ``docs/forecast.md`` before the benchmark).
-DEFAULT_METHODS = {"covariate": "covariate:weighted", "label": "label:em", "both": "both:span"}
 #: Methods a forecast rule may name, by assumption (``audit_core.forecast.METHODS`` and the span).
-_METHODS = {"covariate": ("covariate:weighted", "covariate:cbpe", "covariate:cbpe_refit"),
-            "label": ("label:em", "label:bbse", "label:em_cbpe"), "both": ("both:span",)}
+_METHODS = {a: tuple(m for m in (*METHODS, "both:span") if m.startswith(f"{a}:")) for a in DEFAULT_METHODS}
 #: Gate ground -> the forecast quantity that forecasts it (``forecast_target``'s names); the last is forecast-only.
 FORECAST_QUANTITIES = {"ood_ece": "ece", "worst_class_coverage_90": "marginal:worst_class_coverage@a=0.1",
                        "ood_selective_risk_80": "risk@s=0.8"}
