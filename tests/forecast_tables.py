@@ -23,21 +23,21 @@ DISAGREE = "the two assumptions disagree by 0.08 > 0.05"
 
 
 def forecast_tables(model: str = M, mapping: str = MAP) -> dict[str, pd.DataFrame]:
-    """risk@s=0.8: covariate:weighted 19% [16%, 23%] (means of .18/.20, .15/.17, .21/.25), naive 12%;
-    label:em unknown in refit 1 (DISAGREE); both:span [15%, 29%]; covariate:cbpe 17% (all-methods only).
-    ece: covariate:weighted 0.040 [0.030, 0.050], naive 0.020; label:em 0.060; both:span [0.030, 0.070]."""
+    """risk@s=0.8: covariate:cbpe (the default) 19% [16%, 23%] (means of .18/.20, .15/.17, .21/.25), naive 12%;
+    label:em unknown in refit 1 (DISAGREE); both:span [15%, 29%]; covariate:weighted 17% (all-methods only).
+    ece: covariate:cbpe 0.040 [0.030, 0.050], naive 0.020; label:em 0.060; both:span [0.030, 0.070]."""
     kw = dict(model=model, mapping=mapping)
     rows = []
     for refit, (v, lo, hi) in enumerate([(0.18, 0.15, 0.21), (0.20, 0.17, 0.25)]):
-        rows.append(_f(refit, "covariate:weighted", v, lo, hi, 0.12, **kw))
+        rows.append(_f(refit, "covariate:cbpe", v, lo, hi, 0.12, **kw))
     rows.append(_f(0, "label:em", 0.25, 0.20, 0.30, 0.12, **kw))
     rows.append(_f(1, "label:em", 0.27, 0.22, 0.32, 0.12, status="unknown", reason=DISAGREE, **kw))
     rows.append(_f(0, "both:span", 0.215, 0.14, 0.30, 0.12, **kw))
     rows.append(_f(1, "both:span", 0.235, 0.16, 0.28, 0.12, **kw))
-    rows.append(_f(0, "covariate:cbpe", 0.16, 0.13, 0.19, 0.12, **kw))
-    rows.append(_f(1, "covariate:cbpe", 0.18, 0.15, 0.21, 0.12, **kw))
+    rows.append(_f(0, "covariate:weighted", 0.16, 0.13, 0.19, 0.12, **kw))
+    rows.append(_f(1, "covariate:weighted", 0.18, 0.15, 0.21, 0.12, **kw))
     for refit in (0, 1):
-        rows.append(_f(refit, "covariate:weighted", 0.04, 0.03, 0.05, 0.02, quantity="ece", **kw))
+        rows.append(_f(refit, "covariate:cbpe", 0.04, 0.03, 0.05, 0.02, quantity="ece", **kw))
         rows.append(_f(refit, "label:em", 0.06, 0.05, 0.07, 0.02, quantity="ece", **kw))
         rows.append(_f(refit, "both:span", 0.05, 0.03, 0.07, 0.02, quantity="ece", **kw))
     forecast = pd.DataFrame(rows)
@@ -61,8 +61,8 @@ def forecast_tables(model: str = M, mapping: str = MAP) -> dict[str, pd.DataFram
 
 def check_table(model: str = M, mapping: str = MAP) -> pd.DataFrame:
     """Four checked forecasts: 3 inside their interval, 2 closer than naive, plus one unknown (not counted)."""
-    rows = [("risk@s=0.8", "covariate:weighted", 0.19, 0.16, 0.23, "forecast", 0.21, True, 0.12, True),
-            ("ece", "covariate:weighted", 0.04, 0.03, 0.05, "forecast", 0.045, True, 0.02, True),
+    rows = [("risk@s=0.8", "covariate:cbpe", 0.19, 0.16, 0.23, "forecast", 0.21, True, 0.12, True),
+            ("ece", "covariate:cbpe", 0.04, 0.03, 0.05, "forecast", 0.045, True, 0.02, True),
             ("risk@s=0.8", "both:span", 0.225, 0.15, 0.29, "forecast", 0.20, True, 0.12, False),
             ("ece", "both:span", 0.05, 0.03, 0.07, "forecast", 0.09, False, 0.02, False),
             ("risk@s=0.8", "label:em", 0.26, 0.21, 0.31, "unknown", 0.21, True, 0.12, False)]

@@ -38,7 +38,7 @@ def test_a_notebook_forecast_with_the_target_labels_missing_equals_the_hidden_on
     table = absent.verdict_table()
     assert tuple(table.columns) == FORECAST_VERDICT_COLUMNS and len(table)
     assert set(table["source"]) == {"forecast"}
-    assert set(table["method"]) <= {"covariate:weighted", "label:em", "both:span"}
+    assert set(table["method"]) <= {"covariate:cbpe", "label:em", "both:span"}
     html = absent._repr_html_()
     assert "Transport forecast (target labels not available yet)" in html and "Forecasts on the headline slice" in html
     assert "forecast_figure" in absent.figures

@@ -19,9 +19,9 @@ def _trace(fig, name):
 def test_forecast_figure_traces_values_and_unknown_hollow():
     fig = forecast_figure(forecast_tables(), model="logistic_regression", mapping="platt")
     names = [t.name for t in fig.data]
-    assert names == [NAIVE_NAME, "covariate shift (covariate:weighted)", "label shift (label:em)",
+    assert names == [NAIVE_NAME, "covariate shift (covariate:cbpe)", "label shift (label:em)",
                      "covariate or label shift (both:span)", UNKNOWN_NAME, EXACT_NAME]
-    cov = _trace(fig, "covariate shift (covariate:weighted)")
+    cov = _trace(fig, "covariate shift (covariate:cbpe)")
     assert list(cov.y) == ["risk@s=0.8", "ece"]
     assert cov.x[0] == pytest.approx(0.19) and cov.x[1] == pytest.approx(0.04)
     # error bars: high − value = 0.23 − 0.19, value − low = 0.19 − 0.16
@@ -56,7 +56,7 @@ def test_check_figure_inside_outside():
     assert len(inside.x) == 3 and list(outside.y) == ["ece · both:span"] and outside.x[0] == pytest.approx(0.09)
     assert list(_trace(fig, REALISED_UNKNOWN_NAME).y) == ["risk@s=0.8 · label:em"]
     assert _trace(fig, UNKNOWN_NAME).marker.symbol == "circle-open"
-    assert list(_trace(fig, "forecast [interval]").y) == ["risk@s=0.8 · covariate:weighted", "ece · covariate:weighted",
+    assert list(_trace(fig, "forecast [interval]").y) == ["risk@s=0.8 · covariate:cbpe", "ece · covariate:cbpe",
                                                           "risk@s=0.8 · both:span", "ece · both:span"]
 
 

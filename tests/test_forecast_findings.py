@@ -20,8 +20,8 @@ def test_exact_and_covariate_sentences_name_the_slice_and_the_mean_of_refits():
         "Computed on the target without labels: 64% of its 2000 cases clear the confidence cut-off that answers 80% "
         "of source cases (Platt-calibrated logistic regression, mean of 2 refits).")
     cov = fs["forecast_covariate"].text
-    assert cov.startswith("If only the mix of cases changed (covariate shift; Platt-calibrated logistic regression, "
-                          "mean of 2 refits)")
+    assert cov.startswith("If only the mix of cases changed (covariate shift, the model's probabilities read as the "
+                          "target's expected outcomes; Platt-calibrated logistic regression, mean of 2 refits)")
     # value (0.18 + 0.20)/2 = 0.19, low (0.15 + 0.17)/2 = 0.16, high (0.21 + 0.25)/2 = 0.23, naive 0.12
     assert "forecast at 19% [16%, 23%] (90% interval), against 12% on the source ID test" in cov
     # both: low (0.14 + 0.16)/2 = 0.15, high (0.30 + 0.28)/2 = 0.29

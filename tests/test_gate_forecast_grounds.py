@@ -1,7 +1,7 @@
 """Forecast grounds of the release gate, on hand-built runs saved in a scratch registry.
 
 The forecast tables are tests/forecast_tables.py (slice logistic_regression / platt, two refits):
-ece by covariate:weighted 0.04, label:em 0.06, both:span 0.05 (every refit); risk@s=0.8 by covariate:weighted
+ece by covariate:cbpe 0.04, label:em 0.06, both:span 0.05 (every refit); risk@s=0.8 by covariate:cbpe
 0.19 (mean of 0.18, 0.20), label:em unknown in refit 1 (DISAGREE).
 """
 from __future__ import annotations
@@ -69,10 +69,10 @@ def test_forecast_rule_reads_the_declared_method(runs):
     r = compare_runs(f, f, rules_yaml=_yaml(_rule("ece_fc", "ood_ece > 0.035", source="forecast",
                                                   assumption="covariate")))
     frame = r.to_frame().set_index("ground")
-    assert frame.loc["forecast_covariate_weighted_ood_ece", "status_b"] == "present (forecast)"
-    assert frame.loc["forecast_covariate_weighted_ood_ece", "value_b"] == pytest.approx(0.04)
+    assert frame.loc["forecast_covariate_cbpe_ood_ece", "status_b"] == "present (forecast)"
+    assert frame.loc["forecast_covariate_cbpe_ood_ece", "value_b"] == pytest.approx(0.04)
     rep = r.comparison.new_grounds.report.set_index("ground")
-    assert rep.loc["forecast_covariate_weighted_ood_ece", "description"].startswith("forecast (covariate:weighted")
+    assert rep.loc["forecast_covariate_cbpe_ood_ece", "description"].startswith("forecast (covariate:cbpe")
     assert r.comparison.new_grounds.values["ood_ece"] is None  # the measured ground is not filled from forecasts
 
 

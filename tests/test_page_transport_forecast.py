@@ -79,14 +79,15 @@ def test_forecast_chosen_runs_and_shows_the_forecast(registry_path):
     assert at.multiselect(key="tr_stresses").disabled  # kept in the declaration, not run
     _small_run(at)
     texts = _texts(at)
-    assert any("(covariate shift;" in t for t in texts), texts
+    assert any("(covariate shift, the model's probabilities read as the target's expected outcomes;" in t
+               for t in texts), texts
     assert any("concept shift" in t for t in texts), texts
     assert any("Saved to the registry" in s.value for s in at.success)
     # the labelled tabs are not shown: the forecast's own
     assert [t.label for t in at.tabs][:5] == ["Forecast", "Computed without labels", "Overlap and weights",
                                               "All methods", "Downloads"]
     default, every = [df.value for df in at.dataframe if "forecast [interval]" in df.value.columns]  # tab order
-    assert len(default) > 0 and set(default["method"]) <= {"covariate:weighted", "label:em", "both:span"}
+    assert len(default) > 0 and set(default["method"]) <= {"covariate:cbpe", "label:em", "both:span"}
     # an unknown forecast shows its reason and no number
     unknown = every[every["status / reason"].str.startswith("unknown")]
     assert len(unknown) > 0

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import re
+from html import unescape
 
 import pytest
 
@@ -34,17 +35,19 @@ def test_section_holds_the_sentences_tables_and_figures(reg) -> None:
     html = render_report(reg.load(_save(reg)), generated_at="t")
     s = _section(html)
     assert "<h2>Forecast (target labels not yet available)</h2>" in s
-    assert ("If only the mix of cases changed (covariate shift; Platt-calibrated logistic regression, mean of 2 "
-            "refits): the error rate among the cases the 80% rule answers is forecast at 19% [16%, 23%]") in s
+    assert ("If only the mix of cases changed (covariate shift, the model's probabilities read as the target's "
+            "expected outcomes; Platt-calibrated logistic regression, mean of 2 refits): the error rate among "
+            "the cases the 80% rule answers is forecast at 19% [16%, 23%]") in unescape(s)  # the apostrophes are escaped
     assert "concept shift" in s
     assert 'id="forecast-default"' in s and 'id="forecast-all-methods"' in s and 'id="forecast-weights"' in s
     # two figures (forecast, weights), each a div with a fresh id
     ids = re.findall(r'id="(fig-\d+)"', html)
     assert len(ids) == len(set(ids)) and sum(i in s for i in ids) == 2
-    # all methods: covariate:cbpe appears there only (17% = mean of 0.16, 0.18)
+    # all methods: covariate:weighted appears there only (17% = mean of 0.16, 0.18)
     all_methods = s[s.index('id="forecast-all-methods"'):]
-    default = s[s.index('id="forecast-default"'):s.index('id="forecast-all-methods"')]
-    assert "covariate:cbpe" in all_methods and "covariate:cbpe" not in default
+    start = s.index('id="forecast-default"')
+    default = s[start:s.index("</table>", start)]  # the default methods' table (the weights check names its weighting)
+    assert "covariate:weighted" in all_methods and "covariate:weighted" not in default
     assert "17.0% [14.0%, 20.0%]" in all_methods
 
 

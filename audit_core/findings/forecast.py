@@ -10,9 +10,10 @@ Transport findings (:mod:`.transport`), every number is a
 (model, mapping) slice, and every sentence names that slice and the number of
 refits.
 
-The product shows the methods declared before the benchmark
-(:data:`DEFAULT_METHODS`): ``covariate:weighted``, ``label:em`` and
-``both:span``. A forecast that is ``unknown`` in any refit is stated as not to
+The product shows the default methods (:data:`DEFAULT_METHODS`, chosen as
+``docs/forecast.md`` records): ``covariate:cbpe``, ``label:em`` and
+``both:span``; a covariate sentence says what its method reads
+(:data:`METHOD_CLAUSES`). A forecast that is ``unknown`` in any refit is stated as not to
 be trusted, with its reason and without its number: only the target's labels
 can settle it. One sentence always says that a concept shift (the same
 features meaning a different outcome) is invisible to every label-free method.
@@ -31,13 +32,19 @@ from audit_core.transport.headline import pipeline_words
 
 from .finding import Fact, Finding, Severity, Word, all_read
 
-__all__ = ["DEFAULT_METHODS", "ASSUMPTION_WORDS", "forecast_findings", "forecast_check_finding", "quantity_words",
+__all__ = ["DEFAULT_METHODS", "ASSUMPTION_WORDS", "METHOD_CLAUSES", "forecast_findings", "forecast_check_finding", "quantity_words",
            "forecast_slice", "slice_words", "pooled_status", "headline_quantities", "value_text"]
 
 #: The assumption in plain words, and its short name.
 ASSUMPTION_WORDS = {"covariate": ("If only the mix of cases changed", "covariate shift"),
                     "label": ("If only the share of each outcome changed", "label shift"),
                     "both": ("Spanning both assumptions", "covariate or label shift")}
+
+#: What a covariate method reads, said after the assumption's short name (a label method names its prevalence).
+METHOD_CLAUSES = {"covariate:cbpe": ", the model's probabilities read as the target's expected outcomes",
+                  "covariate:cbpe_refit": ", probabilities re-mapped with the importance weights read as the target's "
+                                          "expected outcomes",
+                  "covariate:weighted": ", the source ID test weighted to the target's mix"}
 
 #: (pattern, noun phrase with ``{0}``… for the captured parts, print form) for forecast quantity names.
 _WORDS: tuple[tuple[str, str, str], ...] = (
@@ -218,7 +225,7 @@ def _forecast(r: _Reader, where: str, quantity: str, assumption: str, method: st
     what, form = quantity_words(quantity)
     lead, short = ASSUMPTION_WORDS[assumption]
     labels = {"slice": where, "what": what, "lead": lead, "short": short}
-    extra, pfacts = "", list[Fact]()
+    extra, pfacts = METHOD_CLAUSES.get(method, ""), list[Fact]()
     if assumption == "label":
         extra, pfacts, plabels = _prevalence_clause(r)
         labels.update(plabels)

@@ -236,8 +236,10 @@ def _map_replicates(P_cal: np.ndarray, y_cal: np.ndarray, w_cal: np.ndarray, *, 
     """
     rng = np.random.default_rng([seed, 2026, 1])
     n = len(y_cal)
-    counts = np.stack([np.bincount(rng.integers(0, n, n), minlength=n) for _ in range(n_bootstrap)]).astype(float)
     full = _map_params(P_cal, y_cal, w_cal)
+    if n_bootstrap == 0:
+        return np.empty((0, *full.shape))
+    counts = np.stack([np.bincount(rng.integers(0, n, n), minlength=n) for _ in range(n_bootstrap)]).astype(float)
     reps = _map_params(P_cal, y_cal, counts * w_cal[None, :]).reshape(n_bootstrap, *full.shape)
     reps = np.where(np.isfinite(reps), reps, full[None])
     return reps - full[None] if anchored else reps
