@@ -64,6 +64,21 @@ def test_failed_weights_and_overlap_say_so():
     assert fs["forecast_overlap"].severity == "warning"
 
 
+def test_a_weights_check_missed_elsewhere_is_said_beside_the_rule_s_own():
+    t = forecast_tables()
+    extra = t["forecast_checks"].iloc[[0]].assign(quantity="rate@s=0.5", source_weighted=0.70, target_exact=0.80,
+                                                  ok=False)
+    t["forecast_checks"] = pd.concat([t["forecast_checks"], extra], ignore_index=True)
+    f = _by_kind(forecast_findings(t, model="logistic_regression", mapping="platt"))["forecast_weights_check"]
+    # the 80% rule's own check still holds (62% against 64%); the 50% rule's check failed in refit 0
+    assert "reproduces the target's exact share answered by the 80% rule: 62% against 64%" in f.text
+    assert ("It misses 1 more of the label-free checks in at least one refit (rate@s=0.5), so the covariate-shift "
+            "forecasts cannot be trusted.") in f.text
+    assert f.severity == "warning"
+    assert "It misses" not in _by_kind(forecast_findings(forecast_tables(), model="logistic_regression",
+                                                         mapping="platt"))["forecast_weights_check"].text
+
+
 def test_another_slice_is_not_read():
     t = forecast_tables()
     other = forecast_tables(model="random_forest", mapping="isotonic")

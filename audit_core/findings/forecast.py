@@ -274,9 +274,20 @@ def _weights(r: _Reader, where: str, rate: float, method: str = "covariate:weigh
         template = ("Weights check ({slice}): the importance-weighted source {w0} the target's exact share answered by "
                     "the {s} rule" + tail + ": {weighted} against {exact}, {gap} points apart (tolerance {tolerance} "
                     "points).")
-        out.append(Finding.of(kind="forecast_weights_check", severity="good" if n_bad == 0 else "warning",
+        # the rule's own quantity is not the whole check: any other label-free quantity missed is said beside it
+        every = r.rows("forecast_checks", method=method)
+        missed = every[~every["ok"].astype(bool) & (every["quantity"].astype(str) != q)] if "ok" in every else every[:0]
+        others = list(dict.fromkeys(missed["quantity"].astype(str))) if not missed.empty else []
+        words, labels = [word], {"slice": where}
+        if others:
+            counts.append(Fact("n_other", float(len(others)), None, "int"))
+            words.append(Word("misses", "positive", ("n_other",)))
+            labels["others"] = ", ".join(others[:3]) + (", …" if len(others) > 3 else "")
+            template += (" It {w1} {n_other} more of the label-free checks in at least one refit ({others}), so the "
+                         "covariate-shift forecasts cannot be trusted.")
+        out.append(Finding.of(kind="forecast_weights_check", severity="good" if n_bad == 0 and not others else "warning",
                               template=template, facts=[*got, gap, Fact("s", rate, None, "pct"), *counts],
-                              words=(word,), labels={"slice": where},
+                              words=tuple(words), labels=labels,
                               detail=f"forecast_checks: {q} by {method}"))
     diag = all_read([r.read("auroc", "forecast_weights", "domain_auroc", "num2"),
                      r.read("ess", "forecast_weights", "ess", "int"),
