@@ -368,6 +368,7 @@ def main() -> int:
         print(f"{spec[0]}: {time.time() - t0:.0f} s", file=sys.stderr, flush=True)
     rows = pd.concat(frames, ignore_index=True)
     rows.to_csv(out / "rows.csv", index=False)
+    pd.DataFrame(infos).to_csv(out / "shifts.csv", index=False)
     print("## Per shift\n")
     print(markdown(pd.DataFrame(infos)))
     summary = summarise(rows)
