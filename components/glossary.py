@@ -7,7 +7,8 @@ explained and missing values shown as "–" (never "None").
 """
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
+from typing import Literal
 
 import pandas as pd
 import streamlit as st
@@ -16,12 +17,14 @@ from streamlit.elements.lib.column_types import ColumnConfig
 from audit_core.findings.glossary import explain
 from audit_core.safe_text import map_text, reveal
 
-__all__ = ["MISSING", "MAX_STYLED_CELLS", "column_help", "display", "table", "symbols_expander"]
+__all__ = ["MISSING", "MAX_STYLED_CELLS", "Width", "column_help", "display", "table", "symbols_expander"]
 
 #: How a missing value is shown in a table.
 MISSING = "–"
 #: Above this many cells a table is shown as it is: a pandas Styler renders every cell (slow on big tables).
 MAX_STYLED_CELLS = 20_000
+#: A column width :func:`table` accepts.
+Width = Literal["small", "medium", "large"]
 
 
 def column_help(columns: Iterable) -> dict[str, ColumnConfig]:
@@ -49,11 +52,17 @@ def display(df):
     return df
 
 
-def table(df, *, key: str, **kwargs) -> None:
-    """``st.dataframe`` with the glossary's help on every known header and no "None" cells."""
+def table(df, *, key: str, widths: Mapping[str, Width] | None = None, **kwargs) -> None:
+    """``st.dataframe`` with the glossary's help on every known header and no "None" cells.
+
+    ``widths`` maps column names to ``"small"``, ``"medium"`` or ``"large"`` (a long reason gets room to be read).
+    """
     columns = df.data.columns if hasattr(df, "data") and not isinstance(df, pd.DataFrame) else df.columns
-    st.dataframe(display(df), column_config={**column_help(columns), **kwargs.pop("column_config", {})}, key=key,
-                 **kwargs)
+    config: dict[str, ColumnConfig] = column_help(columns)
+    for c, w in (widths or {}).items():
+        if c in {str(x) for x in columns}:
+            config[c] = st.column_config.Column(help=explain(c) or None, width=w)
+    st.dataframe(display(df), column_config={**config, **kwargs.pop("column_config", {})}, key=key, **kwargs)
 
 
 def symbols_expander(names: Iterable, *, key: str, title: str = "What these symbols mean") -> None:

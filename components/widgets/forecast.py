@@ -31,7 +31,7 @@ from audit_core.forecast.transport_stage import FORECAST_TABLES
 from audit_core.safe_text import csv_text
 from components.feedback import code, md_escape
 from components.figures.forecast import forecast_figure, weights_figure
-from components.glossary import table as show_table
+from components.glossary import Width, table as show_table
 from components.report.forecast import all_methods_frame, default_methods_frame
 from components.state import PERSIST
 from components.widgets.findings import findings_panel
@@ -42,6 +42,9 @@ __all__ = ["AVAILABLE", "FORECAST", "LABEL_MODES", "label_mode_section", "missin
 AVAILABLE, FORECAST = "available", "forecast"
 #: The label-mode radio's options in words.
 LABEL_MODES = {AVAILABLE: "available now", FORECAST: "not available yet — forecast from the source"}
+#: Column widths of the forecast tables: the codes narrow, the reason of an unknown forecast wide enough to read.
+FORECAST_WIDTHS: dict[str, Width] = {"quantity": "small", "method": "small", "assumption": "small", "unchanged from source": "small",
+                   "status / reason": "large"}
 
 
 
@@ -172,7 +175,7 @@ def results_view(result, *, model: str, mapping: str, selection_rate: float, sta
                    f"default method of each assumption; mean over refits ({md_escape(slice_words(model, mapping, n))}). "
                    "Unchanged from source: the source ID test. An unknown forecast shows its reason, not a number.")
         show_table(default_methods_frame(shown if not shown.empty else rows), key="view_tr_fc_default",
-                   hide_index=True)
+                   hide_index=True, widths=FORECAST_WIDTHS)
     with tabs[1]:
         st.caption("What needs no labels is computed exactly on the target (mean over refits); the weights check "
                    "compares each weighting's source value with it, per refit.")
@@ -191,7 +194,7 @@ def results_view(result, *, model: str, mapping: str, selection_rate: float, sta
                    hide_index=True)
     with tabs[3]:
         st.caption(f"Every method and quantity ({md_escape(slice_words(model, mapping, n))}).")
-        show_table(all_methods_frame(rows), key="view_tr_fc_all", hide_index=True)
+        show_table(all_methods_frame(rows), key="view_tr_fc_all", hide_index=True, widths=FORECAST_WIDTHS)
     with tabs[4]:
         if downloads is not None:
             downloads(result, stale=stale)
