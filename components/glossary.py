@@ -23,8 +23,8 @@ __all__ = ["MISSING", "MAX_STYLED_CELLS", "Width", "column_help", "display", "ta
 MISSING = "–"
 #: Above this many cells a table is shown as it is: a pandas Styler renders every cell (slow on big tables).
 MAX_STYLED_CELLS = 20_000
-#: A column width :func:`table` accepts.
-Width = Literal["small", "medium", "large"]
+#: A column width :func:`table` accepts: a named width or pixels.
+Width = Literal["small", "medium", "large"] | int
 
 
 def column_help(columns: Iterable) -> dict[str, ColumnConfig]:
@@ -55,7 +55,8 @@ def display(df):
 def table(df, *, key: str, widths: Mapping[str, Width] | None = None, **kwargs) -> None:
     """``st.dataframe`` with the glossary's help on every known header and no "None" cells.
 
-    ``widths`` maps column names to ``"small"``, ``"medium"`` or ``"large"`` (a long reason gets room to be read).
+    ``widths`` maps column names to ``"small"``, ``"medium"``, ``"large"`` or pixels (a long reason gets room to be
+    read).
     """
     columns = df.data.columns if hasattr(df, "data") and not isinstance(df, pd.DataFrame) else df.columns
     config: dict[str, ColumnConfig] = column_help(columns)

@@ -42,9 +42,12 @@ __all__ = ["AVAILABLE", "FORECAST", "LABEL_MODES", "label_mode_section", "missin
 AVAILABLE, FORECAST = "available", "forecast"
 #: The label-mode radio's options in words.
 LABEL_MODES = {AVAILABLE: "available now", FORECAST: "not available yet — forecast from the source"}
-#: Column widths of the forecast tables: the codes narrow, the reason of an unknown forecast wide enough to read.
-FORECAST_WIDTHS: dict[str, Width] = {"quantity": "small", "method": "small", "assumption": "small", "unchanged from source": "small",
-                   "status / reason": "large"}
+#: Column widths of the forecast tables at 1600 px: the numbers and the reason of an unknown forecast first and
+#: wide enough to read, the words and the assumption after them (the sentences above say both).
+FORECAST_WIDTHS: dict[str, Width] = {"quantity": 110, "method": 125, "forecast [interval]": 200,
+                                     "unchanged from source": 100, "status / reason": 560}
+FORECAST_ORDER = ("quantity", "method", "forecast [interval]", "unchanged from source", "status / reason", "in words",
+                  "assumption")
 
 
 
@@ -175,7 +178,8 @@ def results_view(result, *, model: str, mapping: str, selection_rate: float, sta
                    f"default method of each assumption; mean over refits ({md_escape(slice_words(model, mapping, n))}). "
                    "Unchanged from source: the source ID test. An unknown forecast shows its reason, not a number.")
         show_table(default_methods_frame(shown if not shown.empty else rows), key="view_tr_fc_default",
-                   hide_index=True, widths=FORECAST_WIDTHS)
+                   hide_index=True, widths=FORECAST_WIDTHS,
+                   column_order=FORECAST_ORDER)
     with tabs[1]:
         st.caption("What needs no labels is computed exactly on the target (mean over refits); the weights check "
                    "compares each weighting's source value with it, per refit.")
@@ -194,7 +198,8 @@ def results_view(result, *, model: str, mapping: str, selection_rate: float, sta
                    hide_index=True)
     with tabs[3]:
         st.caption(f"Every method and quantity ({md_escape(slice_words(model, mapping, n))}).")
-        show_table(all_methods_frame(rows), key="view_tr_fc_all", hide_index=True, widths=FORECAST_WIDTHS)
+        show_table(all_methods_frame(rows), key="view_tr_fc_all", hide_index=True, widths=FORECAST_WIDTHS,
+                   column_order=FORECAST_ORDER)
     with tabs[4]:
         if downloads is not None:
             downloads(result, stale=stale)
