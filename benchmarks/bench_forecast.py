@@ -20,7 +20,7 @@ from the source ID test), the number of shifts where the forecast beats
 naive, the interval hit rate, the share marked unknown; per shift the domain
 AUROC, ESS and the prevalences; then the accuracy goals set for the forecast, met or not, for
 the product's default covariate method (``audit_core.forecast.DEFAULT_METHODS``,
-``covariate:cbpe`` since stop 34; ``--primary`` names another) and ``both:span``
+``covariate:cbpe`` since stop 35; ``--primary`` names another) and ``both:span``
 for the span goal. Data are read in place from ``../shared/datasets/``.
 
 ``--set declared`` (default) runs the issue's 11 shifts; ``--set confirm`` runs
@@ -131,7 +131,7 @@ def shifts():
 
 
 def confirmation_shifts():
-    """10 further shifts, declared in docs/forecast.md (stop 34) before any of them ran."""
+    """10 further shifts, declared in docs/forecast.md (stop 35) before any of them ran."""
     df, _ = load_heart()
     for a, b in (("cleveland", "hungarian"), ("hungarian", "cleveland")):
         yield f"heart {a} → {b}", df[df.site == a], df[df.site == b], HEART_NUMERIC, HEART_CATEGORICAL, "disease", None
