@@ -95,6 +95,12 @@ def test_check_table_sentence():
     assert ("3 of 4 realised values fell inside their 90% interval; the forecast was closer than 'unchanged from "
             "source' for 2 of 4") in f.text
     assert "1 unknown forecast(s)" in f.text
+    # the refits both runs hold are named when the check table says it (check_forecast_runs stores n_refits)
+    two = forecast_check_finding(check_table().assign(n_refits=2), model="logistic_regression", mapping="platt")
+    assert two is not None and "Once the labels arrived (Platt-calibrated logistic regression, mean of 2 refits):" in two.text
+    mixed = check_table().assign(n_refits=[2, 2, 1, 1, 2])
+    f3 = forecast_check_finding(mixed, model="logistic_regression", mapping="platt")
+    assert f3 is not None and "(Platt-calibrated logistic regression, means over 1–2 refits)" in f3.text
 
 
 def test_quantities_in_plain_words_and_glossary():

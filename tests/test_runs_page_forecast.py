@@ -58,6 +58,7 @@ def test_check_a_forecast_against_its_labelled_run(reg: RunRegistry) -> None:
     assert len(labelled.options) == 1 and ids["labelled"][-8:] in labelled.options[0]  # only the same declaration
     sentences = [t.value for t in at.text if "Once the labels arrived" in t.value]
     assert len(sentences) == 1 and "realised values fell inside" in sentences[0]
+    assert ", one refit):" in sentences[0]  # both runs were made with n_refits=1; the sentence names it
     shown = next(df.value for df in at.dataframe if "beats 'unchanged from source'" in df.value.columns)
     assert len(shown) > 0
     # the sentence counts the rows of the table beside it

@@ -384,5 +384,16 @@ def forecast_check_finding(table: pd.DataFrame, *, model: str, mapping: str) -> 
     inside_all = facts[0].value == facts[1].value
     return Finding.of(kind="forecast_check", severity="good" if inside_all else "info", template=template,
                       facts=[*facts, *([level] if level is not None else [])],
-                      labels={"slice": f"{pipeline_words(mapping, model)}", "n_unknown": str(n_unknown)},
+                      labels={"slice": _check_slice(rows, model, mapping), "n_unknown": str(n_unknown)},
                       detail="forecast check: interval coverage and error against the naive forecast")
+
+
+def _check_slice(rows: pd.DataFrame, model: str, mapping: str) -> str:
+    """The slice a check sentence reads, with the number of refits both runs hold when the table says it."""
+    counts = sorted(int(c) for c in pd.to_numeric(rows["n_refits"], errors="coerce").dropna().unique()) \
+        if "n_refits" in rows else []
+    if len(counts) == 1:
+        return slice_words(model, mapping, counts[0])
+    if len(counts) > 1:
+        return f"{pipeline_words(mapping, model)}, means over {counts[0]}–{counts[-1]} refits"
+    return pipeline_words(mapping, model)
