@@ -79,6 +79,32 @@ def test_a_weights_check_missed_elsewhere_is_said_beside_the_rule_s_own():
                                                          mapping="platt"))["forecast_weights_check"].text
 
 
+def _uninformative_check(t):
+    """Both refits' checks pass with a 120-point tolerance (an ESS of a few records): 90% weighted, exact 62%/66%."""
+    t["forecast_checks"][["source_weighted", "tolerance"]] = [0.90, 1.20]
+    return t
+
+
+def test_a_weights_check_that_could_not_fail_says_it_tells_nothing():
+    f = _by_kind(forecast_findings(_uninformative_check(forecast_tables()), model="logistic_regression",
+                                   mapping="platt"))["forecast_weights_check"]
+    # exact (0.62 + 0.66)/2 = 64%: a share lies at most max(0.64, 0.36) = 64.0 points from it; tolerance 120.0 ≥ 64.0
+    assert ("the importance-weighted source gives 90% against the target's exact 64% for the share answered by the "
+            "80% rule, 26.0 points apart; with so few effective records its tolerance (120.0 points) exceeds the "
+            "farthest any share can lie from 64% (64.0 points), so no weighting could fail it and it tells nothing."
+            ) in f.text
+    assert "reproduces" not in f.text and f.severity == "warning"
+
+
+def test_a_check_whose_forecasts_were_all_unknown_says_so():
+    f = forecast_check_finding(check_table().assign(status="unknown"), model="logistic_regression", mapping="platt")
+    assert f is not None and f.text == (
+        "Once the labels arrived (Platt-calibrated logistic regression): none of the 5 forecasts was trusted (each "
+        "was unknown), so none is scored; the table sets each realised value beside its forecast.")
+    nothing = check_table().assign(realised=float("nan"))  # nothing realised and some trusted: no sentence
+    assert forecast_check_finding(nothing, model="logistic_regression", mapping="platt") is None
+
+
 def test_another_slice_is_not_read():
     t = forecast_tables()
     other = forecast_tables(model="random_forest", mapping="isotonic")
@@ -117,7 +143,7 @@ def test_every_word_is_licensed_by_its_facts():
 
     t = forecast_tables()
     t["forecast_checks"].loc[1, ["source_weighted", "ok"]] = [0.50, False]
-    for tables in (forecast_tables(), t):
+    for tables in (forecast_tables(), t, _uninformative_check(forecast_tables())):
         for f in forecast_findings(tables, model="logistic_regression", mapping="platt"):
             facts = {x.name: x for x in f.facts}
             assert all(holds(w, facts) for w in f.words), f.text

@@ -274,6 +274,18 @@ def _weights(r: _Reader, where: str, rate: float, method: str = "covariate:weigh
         template = ("Weights check ({slice}): the importance-weighted source {w0} the target's exact share answered by "
                     "the {s} rule" + tail + ": {weighted} against {exact}, {gap} points apart (tolerance {tolerance} "
                     "points).")
+        # a tolerance wider than the farthest a share can lie from the exact one: no weighting could have failed
+        exact = float(got[1].value)
+        furthest = max(exact, 1.0 - exact)
+        reach = Fact("reach", furthest, None, "points")
+        empty = n_bad == 0 and float(got[2].value) >= furthest
+        if empty:
+            word = Word("fail", "at_least_limit", ("tolerance", "reach"))
+            counts.append(reach)
+            template = ("Weights check ({slice}): the importance-weighted source gives {weighted} against the target's "
+                        "exact {exact} for the share answered by the {s} rule, {gap} points apart; with so few "
+                        "effective records its tolerance ({tolerance} points) exceeds the farthest any share can lie "
+                        "from {exact} ({reach} points), so no weighting could {w0} it and it tells nothing.")
         # the rule's own quantity is not the whole check: any other label-free quantity missed is said beside it
         every = r.rows("forecast_checks", method=method)
         missed = every[~every["ok"].astype(bool) & (every["quantity"].astype(str) != q)] if "ok" in every else every[:0]
@@ -285,7 +297,8 @@ def _weights(r: _Reader, where: str, rate: float, method: str = "covariate:weigh
             labels["others"] = ", ".join(others[:3]) + (", …" if len(others) > 3 else "")
             template += (" It {w1} {n_other} more of the label-free checks in at least one refit ({others}), so the "
                          "covariate-shift forecasts cannot be trusted.")
-        out.append(Finding.of(kind="forecast_weights_check", severity="good" if n_bad == 0 and not others else "warning",
+        out.append(Finding.of(kind="forecast_weights_check",
+                              severity="good" if n_bad == 0 and not others and not empty else "warning",
                               template=template, facts=[*got, gap, Fact("s", rate, None, "pct"), *counts],
                               words=tuple(words), labels=labels,
                               detail=f"forecast_checks: {q} by {method}"))
@@ -371,7 +384,16 @@ def forecast_check_finding(table: pd.DataFrame, *, model: str, mapping: str) -> 
     trusted = trusted[np.isfinite(realised)]
     n_unknown = len(rows) - len(trusted) if "status" in rows else 0
     if trusted.empty:
-        return None
+        if "status" not in rows or not (rows["status"].astype(str) != "forecast").all():
+            return None  # nothing realised: nothing to say
+        # every forecast was unknown: say that none is scored, rather than nothing
+        return Finding.of(kind="forecast_check", severity="info",
+                          template=("Once the labels arrived ({slice}): none of the {n_unknown} forecasts was trusted "
+                                    "(each was unknown), so none is scored; the table sets each realised value beside "
+                                    "its forecast."),
+                          facts=[Fact("n_unknown", float(len(rows)), None, "int")],
+                          labels={"slice": _check_slice(rows, model, mapping)},
+                          detail="forecast check: every forecast unknown")
     levels = pd.to_numeric(trusted["level"], errors="coerce").dropna().unique()
     level = Fact("level", float(levels[0]), None, "pct") if len(levels) == 1 else None
     facts = [Fact("inside", float(trusted["inside"].astype(bool).sum()), None, "int"),
